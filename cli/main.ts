@@ -1,0 +1,161 @@
+// The `data-access-policy` command: decision tables, fresh token values, restriction checks.
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { buildDecisionTables } from '../src/decision-tables.js'
+import {
+  renderDecisionTablesCsv,
+  renderDecisionTablesJson,
+  renderDecisionTablesMarkdown,
+} from '../src/decision-tables-render.js'
+import { formatConfigPath } from '../src/errors.js'
+import { exportRestrictionsSchema } from '../src/export-restrictions.js'
+import { generateTokenValue } from '../src/token-format.js'
+
+/** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
+export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const
+
+const USAGE = `Usage: data-access-policy <command> [options]
+
+Commands:
+  tables [--format md|json|csv]     print the policy's decision tables (default md)
+  token [--kind api|oauth]          print a fresh, well-formed token value (default api)
+  check-restrictions FILE           validate export restrictions in a JSON file: one restrictions
+                                    object, an array of them, or a seed with datasets[].exportRestrictions
+
+Run 'data-access-policy <command> --help' for a command's help.
+Exit codes: 0 success, 1 the file is invalid, 2 bad usage or unreadable file.`
+
+const HELP: Record<string, string> = {
+  tables: `Usage: data-access-policy tables [--format md|json|csv]
+
+Prints every decision of the policy (scope × public level × user level × operation) and the
+export-restriction examples, generated from the core. Exit 0.`,
+  token: `Usage: data-access-policy token [--kind api|oauth]
+
+Prints a fresh token value: dap_ (api) or dao_ (oauth), 32 random base62 characters and a
+6-character CRC-32 checksum. It is not registered anywhere. Exit 0.`,
+  'check-restrictions': `Usage: data-access-policy check-restrictions FILE
+
+Validates export restrictions ({ maxBytes?, maxRecords?, allowedIps? }) in a JSON file and explains
+every error with its path. Exit 0 when valid, 1 when not, 2 when the file cannot be read or parsed.`,
+}
+
+/** What a command produced: text for stdout and stderr, and the exit code. */
+export interface CliResult {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const ok = (stdout: string): CliResult => ({ code: EXIT.ok, stdout, stderr: '' })
+const usage = (message: string): CliResult => ({
+  code: EXIT.usage,
+  stdout: '',
+  stderr: `${message}\n\n${USAGE}\n`,
+})
+
+/** Runs the command line `args` (without `node` and the script) and returns its result. */
+export function runCli(
+  args: readonly string[],
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): CliResult {
+  const [command, ...rest] = args
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    return command === undefined ? usage('missing command') : ok(`${USAGE}\n`)
+  }
+  if (!(command in HELP)) return usage(`unknown command ${JSON.stringify(command)}`)
+  let parsed: ReturnType<typeof parseArgs>
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: command === 'check-restrictions',
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        format: { type: 'string' },
+        kind: { type: 'string' },
+      },
+      strict: true,
+    })
+  } catch (error) {
+    return usage((error as Error).message)
+  }
+  if (parsed.values.help === true) return ok(`${HELP[command]}\n`)
+  switch (command) {
+    case 'tables':
+      return tables(parsed.values.format)
+    case 'token':
+      return token(parsed.values.kind)
+    default:
+      return checkRestrictions(parsed.positionals, readFile)
+  }
+}
+
+function tables(format: unknown): CliResult {
+  if (parsed(format, ['md', 'json', 'csv']) === undefined) {
+    return usage(`--format must be md, json or csv, got ${JSON.stringify(format)}`)
+  }
+  const data = buildDecisionTables()
+  if (format === 'json') return ok(renderDecisionTablesJson(data))
+  if (format === 'csv') return ok(renderDecisionTablesCsv(data))
+  return ok(renderDecisionTablesMarkdown(data))
+}
+
+function token(kind: unknown): CliResult {
+  const chosen = parsed(kind, ['api', 'oauth'])
+  if (chosen === undefined) return usage(`--kind must be api or oauth, got ${JSON.stringify(kind)}`)
+  return ok(`${generateTokenValue(chosen === 'oauth' ? 'oauth' : 'api')}\n`)
+}
+
+// An absent option takes the first allowed value; a present one must be allowed.
+function parsed<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return allowed[0]
+  return allowed.find((candidate) => candidate === value)
+}
+
+function checkRestrictions(files: readonly string[], readFile: (path: string) => string): CliResult {
+  if (files.length !== 1) return usage('check-restrictions takes exactly one FILE')
+  const file = files[0]!
+  let data: unknown
+  try {
+    data = JSON.parse(readFile(file))
+  } catch (error) {
+    return {
+      code: EXIT.usage,
+      stdout: '',
+      stderr: `${file}: cannot read JSON: ${(error as Error).message}\n`,
+    }
+  }
+  const targets = restrictionsIn(data)
+  const problems: string[] = []
+  for (const [path, value] of targets) {
+    const result = exportRestrictionsSchema.safeParse(value)
+    if (result.success) continue
+    for (const issue of result.error.issues) {
+      const where = formatConfigPath([
+        ...path,
+        ...issue.path.filter((p): p is string | number => typeof p !== 'symbol'),
+      ])
+      problems.push(`${where === '' ? '(root)' : where}: ${issue.message}`)
+    }
+  }
+  if (problems.length > 0) {
+    return {
+      code: EXIT.invalid,
+      stdout: '',
+      stderr: `${file}: ${problems.length} error(s)\n${problems.join('\n')}\n`,
+    }
+  }
+  return ok(`${file}: ${targets.length} restriction set(s) valid\n`)
+}
+
+function restrictionsIn(data: unknown): [(string | number)[], unknown][] {
+  if (Array.isArray(data)) return data.map((value, index) => [[index], value])
+  const datasets = (data as { datasets?: unknown } | null)?.datasets
+  if (Array.isArray(datasets)) {
+    return datasets.flatMap((dataset, index): [(string | number)[], unknown][] => {
+      const value = (dataset as { exportRestrictions?: unknown } | null)?.exportRestrictions
+      return value === undefined ? [] : [[['datasets', index, 'exportRestrictions'], value]]
+    })
+  }
+  return [[[], data]]
+}

@@ -1,0 +1,57 @@
+/** What an `Authorization` header says about bearer credentials (RFC 6750 §2.1). */
+export type BearerCredentials =
+  /** No bearer credentials: no header, or another scheme (`Basic …`). */
+  | { readonly kind: 'none' }
+  /** The header is present but not a well-formed `Bearer <b64token>`. */
+  | { readonly kind: 'malformed' }
+  /** A syntactically valid bearer token. */
+  | { readonly kind: 'token'; readonly token: string }
+
+const NONE: BearerCredentials = Object.freeze({ kind: 'none' })
+const MALFORMED: BearerCredentials = Object.freeze({ kind: 'malformed' })
+
+// RFC 9110 §5.6.2 tchar, indexed by char code.
+const TCHAR = new Uint8Array(128)
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") {
+  TCHAR[c.charCodeAt(0)] = 1
+}
+// RFC 6750 §2.1 b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+const B64 = new Uint8Array(128)
+for (const c of '-._~+/0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz') {
+  B64[c.charCodeAt(0)] = 1
+}
+const SP = 0x20
+const EQUALS = 0x3d
+
+function isTchar(code: number): boolean {
+  return code < 128 && TCHAR[code] === 1
+}
+
+/**
+ * Parses one `Authorization` header value. The scheme is the leading run of `tchar`s; only
+ * `Bearer` (any case) followed by one or more SP (never tab or NBSP), a b64token and nothing else
+ * is a token. Hand-written rather than a regex so that every byte is accounted for, and no
+ * `trim()`, which would silently accept tabs and NBSPs.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-2.1
+ */
+export function parseBearerHeader(value: string): BearerCredentials {
+  const length = value.length
+  let i = 0
+  while (i < length && isTchar(value.charCodeAt(i))) i++
+  if (i === 0) return MALFORMED
+  if (i !== 6 || value.slice(0, 6).toLowerCase() !== 'bearer') return NONE
+  let start = i
+  while (start < length && value.charCodeAt(start) === SP) start++
+  if (start === i || start === length) return MALFORMED
+  let end = start
+  while (end < length) {
+    const code = value.charCodeAt(end)
+    if (code >= 128 || B64[code] !== 1) break
+    end++
+  }
+  if (end === start) return MALFORMED
+  while (end < length && value.charCodeAt(end) === EQUALS) end++
+  if (end !== length) return MALFORMED
+  return { kind: 'token', token: value.slice(start) }
+}

@@ -1,0 +1,94 @@
+/**
+ * Every error this library throws carries one of these stable codes.
+ *
+ * - `ERR_INVALID_SCOPE`: a scope name is unknown, empty, malformed or wrongly cased.
+ * - `ERR_INVALID_CONFIG`: an option, restriction, seed entry or other configuration is invalid.
+ * - `ERR_INVALID_TOKEN_FORMAT`: a token value is not of the `dap_`/`dao_` format.
+ * - `ERR_TOKEN_STORE`: a token store failed, timed out or answered garbage.
+ * - `ERR_INVALID_ARGUMENT`: a function was called with an argument of the wrong shape.
+ * - `ERR_OAUTH`: an OAuth request broke a rule; the error's `error` holds the RFC 6749 code.
+ * - `ERR_CLIENT`: the API client received a denial or an unexpected answer.
+ */
+export type ErrorCode =
+  | 'ERR_INVALID_SCOPE'
+  | 'ERR_INVALID_CONFIG'
+  | 'ERR_INVALID_TOKEN_FORMAT'
+  | 'ERR_TOKEN_STORE'
+  | 'ERR_INVALID_ARGUMENT'
+  | 'ERR_OAUTH'
+  | 'ERR_CLIENT'
+
+/** Base class of every error thrown by data-access-policy; `code` is stable across versions. */
+export class DataAccessPolicyError extends Error {
+  /** The stable error code. */
+  readonly code: ErrorCode
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** A scope name is unknown, empty, malformed or wrongly cased; `entry` is the offending name. */
+export class ScopeError extends DataAccessPolicyError {
+  /** The offending entry, exactly as given. */
+  readonly entry: string
+
+  constructor(entry: string, message: string) {
+    super('ERR_INVALID_SCOPE', message)
+    this.entry = entry
+  }
+}
+
+/** A path into a configuration object, as `['datasets', 1, 'exportRestrictions']`. */
+export type ConfigPath = readonly (string | number)[]
+
+/** Formats a configuration path as `datasets[1].exportRestrictions.allowedIps[0]`. */
+export function formatConfigPath(path: ConfigPath): string {
+  let out = ''
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`
+    else out += out === '' ? part : `.${part}`
+  }
+  return out
+}
+
+/**
+ * Configuration is invalid. Thrown when options are loaded, never while deciding a request.
+ * The message starts with the path of the offending field: `allowedIps[2]: "10.1" is not …`.
+ */
+export class ConfigError extends DataAccessPolicyError {
+  /** Where the bad value sits, as a list of keys and indexes. */
+  readonly path: ConfigPath
+  /** What is wrong, without the path. */
+  readonly detail: string
+
+  constructor(path: ConfigPath, detail: string, options?: { cause?: unknown }) {
+    const where = formatConfigPath(path)
+    super('ERR_INVALID_CONFIG', where === '' ? detail : `${where}: ${detail}`, options)
+    this.path = path
+    this.detail = detail
+  }
+}
+
+/** A token value is not well formed. The message never contains the value. */
+export class TokenFormatError extends DataAccessPolicyError {
+  constructor(message: string) {
+    super('ERR_INVALID_TOKEN_FORMAT', message)
+  }
+}
+
+/** A token store failed, timed out or answered something that is not a token record. */
+export class TokenStoreError extends DataAccessPolicyError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_TOKEN_STORE', message, options)
+  }
+}
+
+/** A function received an argument of the wrong shape; the message names the argument. */
+export class InvalidArgumentError extends DataAccessPolicyError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_INVALID_ARGUMENT', message, options)
+  }
+}

@@ -1,0 +1,39 @@
+import { checkResponseSize } from './decide.js'
+import type { Allow, Decision } from './decision.js'
+
+/** Counts what a data-content response sends against its allow's limits. */
+export interface ExportMeter {
+  /** Declares the full size before the first byte; a denial means: send nothing, answer 403. */
+  declare(size: { readonly records?: number; readonly bytes?: number }): Decision
+  /**
+   * Counts a chunk about to be written. False once a cap is exceeded: the caller must abort the
+   * transfer (the client sees a broken response, never silently truncated data).
+   */
+  count(bytes: number, records?: number): boolean
+}
+
+/**
+ * Creates a meter for one response of an allowed data-content operation (design §5).
+ * Per request, not cumulative: every response starts from zero.
+ *
+ * @example
+ * const meter = createExportMeter(decision)
+ * if (!meter.count(chunk.byteLength, 10)) socket.destroy()
+ */
+export function createExportMeter(decision: Allow): ExportMeter {
+  const maxBytes = decision.limits?.maxBytes ?? Number.POSITIVE_INFINITY
+  const maxRecords = decision.limits?.maxRecords ?? Number.POSITIVE_INFINITY
+  let bytes = 0
+  let records = 0
+  let exceeded = false
+  return {
+    declare: (size) => checkResponseSize(decision, size),
+    count(chunkBytes, chunkRecords = 0) {
+      if (exceeded) return false
+      bytes += chunkBytes
+      records += chunkRecords
+      exceeded = !(bytes <= maxBytes && records <= maxRecords)
+      return !exceeded
+    },
+  }
+}

@@ -1,0 +1,39 @@
+import type { Decision, DenyCode } from '../decision.js'
+import type { Scope } from '../scopes.js'
+
+/** What a test expects of a decision: `'allow'`, or the denial's code (and optionally status, scope). */
+export type ExpectedDecision =
+  | 'allow'
+  | DenyCode
+  | { readonly code: DenyCode; readonly status?: number; readonly scope?: Scope }
+
+function describe(decision: Decision): string {
+  if (decision.allowed)
+    return decision.limits === undefined ? 'allow' : `allow (limits ${JSON.stringify(decision.limits)})`
+  const scope = decision.scope === undefined ? '' : `, scope ${decision.scope}`
+  return `deny ${decision.status} ${decision.code}${scope}`
+}
+
+/**
+ * Asserts a decision, throwing an `Error` with a readable message otherwise. Works with any test
+ * runner (vitest, node:test, jest).
+ *
+ * @example
+ * expectDecision(decide({ principal, operation: 'table.read', resource }), 'insufficient_scope')
+ * expectDecision(decision, { code: 'insufficient_scope', scope: 'data.data' })
+ */
+export function expectDecision(decision: Decision, expected: ExpectedDecision, label = 'decision'): void {
+  const fail = (what: string) => {
+    throw new Error(`${label}: expected ${what}, got ${describe(decision)}`)
+  }
+  if (expected === 'allow') {
+    if (!decision.allowed) fail('allow')
+    return
+  }
+  const want = typeof expected === 'string' ? { code: expected } : expected
+  const wanted = `deny ${want.status ?? ''}${want.status === undefined ? '' : ' '}${want.code}${want.scope === undefined ? '' : `, scope ${want.scope}`}`
+  if (decision.allowed) return fail(wanted)
+  if (decision.code !== want.code) fail(wanted)
+  if (want.status !== undefined && decision.status !== want.status) fail(wanted)
+  if (want.scope !== undefined && decision.scope !== want.scope) fail(wanted)
+}

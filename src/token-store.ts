@@ -1,0 +1,33 @@
+import type { TokenRecord } from './token-record.js'
+
+/**
+ * Where token records live. Every method is async so that a shared store (Redis) fits the same
+ * shape as the embedded {@link MemoryTokenStore}; every failure is a `TokenStoreError`.
+ *
+ * Rules every implementation keeps (checked by the shared contract test suite):
+ * - records are validated with `tokenRecordSchema` on the way in and returned frozen;
+ * - `id` and `hash` are each unique; `id`, `hash`, `kind`, `userId` and `createdAt` never change;
+ * - revocation is permanent: an update may not clear or move `revokedAt` once it is set;
+ * - `touch` writes only `lastUsedAt`, so a late touch can never undo a concurrent revocation or
+ *   scope change, as a read-modify-write `update` could.
+ *
+ * @example
+ * const store: TokenStore = new MemoryTokenStore()
+ * const { record, value } = createApiToken({ userId: 'alice', name: 'ci', scopes: 'data.data', now })
+ * await store.save(record)
+ * await store.findByHash(hashTokenValue(value)) // record
+ */
+export interface TokenStore {
+  /** The record whose value hashes to `hash` (64 lower-case hex digits), whatever its status. */
+  findByHash(hash: string): Promise<TokenRecord | undefined>
+  /** The record with this id, whatever its status. */
+  findById(id: string): Promise<TokenRecord | undefined>
+  /** Adds a new record; a duplicate id or hash is a `TokenStoreError`. */
+  save(record: TokenRecord): Promise<void>
+  /** Replaces the record with the same id; an unknown id or a forbidden change is a `TokenStoreError`. */
+  update(record: TokenRecord): Promise<void>
+  /** The user's tokens, oldest first (by `createdAt`, then `id`). */
+  listByOwner(userId: string): Promise<readonly TokenRecord[]>
+  /** Sets `lastUsedAt` to `now` unless it is already later; an unknown id is a `TokenStoreError`. */
+  touch(id: string, now: number): Promise<void>
+}

@@ -1,0 +1,123 @@
+import { describe, expect, test } from 'vitest'
+import { ConfigError } from '../src/errors.js'
+import { MemoryTokenStore } from '../src/memory-token-store.js'
+import { createAccessPolicy } from '../src/policy.js'
+import { parseScopes } from '../src/scopes.js'
+import { createApiToken } from '../src/token-record.js'
+
+const NOW = Date.parse('2026-11-22T12:00:00Z')
+
+async function policyWithToken(extra: object = {}) {
+  const tokens = new MemoryTokenStore()
+  const { record, value } = createApiToken({ userId: 'alice', name: 'ci', scopes: 'data.data', now: NOW - 1 })
+  await tokens.save(record)
+  return { policy: createAccessPolicy({ tokens, now: () => NOW, ...extra }), value }
+}
+
+describe('createAccessPolicy options', () => {
+  test.each([
+    [{}, 'options.tokens: must be a TokenStore (findByHash, findById, save, update, listByOwner, touch)'],
+    [
+      { tokens: { findByHash() {} } },
+      'options.tokens: must be a TokenStore (findByHash, findById, save, update, listByOwner, touch)',
+    ],
+    [
+      { tokens: new MemoryTokenStore(), realm: '' },
+      'options.realm: must be 1–200 printable ASCII characters',
+    ],
+    [
+      { tokens: new MemoryTokenStore(), realm: 'a\r\nSet-Cookie: x' },
+      'options.realm: must be 1–200 printable ASCII characters',
+    ],
+    [
+      { tokens: new MemoryTokenStore(), storeTimeoutMs: 0 },
+      'options.storeTimeoutMs: Too small: expected number to be >0',
+    ],
+    [
+      { tokens: new MemoryTokenStore(), requireHttps: 'yes' },
+      'options.requireHttps: Invalid input: expected boolean, received string',
+    ],
+    [{ tokens: new MemoryTokenStore(), now: 5 }, 'options.now: must be a function'],
+    [{ tokens: new MemoryTokenStore(), reaml: 'x' }, 'options: unknown key "reaml"'],
+  ])('%j → %s', (options, message) => {
+    expect(() => createAccessPolicy(options as never)).toThrow(ConfigError)
+    expect(() => createAccessPolicy(options as never)).toThrow(message)
+  })
+
+  test('defaults: realm data-api', () => {
+    expect(createAccessPolicy({ tokens: new MemoryTokenStore() }).realm).toBe('data-api')
+  })
+})
+
+describe('transport (design §4)', () => {
+  test.each([
+    ['https from anywhere', 'https', '203.0.113.9', true],
+    ['http from loopback IPv4', 'http', '127.0.0.1', true],
+    ['http from loopback IPv6', 'http', '::1', true],
+    ['http from another host', 'http', '203.0.113.9', false],
+    ['http from an unknown address', 'http', undefined, false],
+  ])('%s', async (_name, protocol, clientAddress, ok) => {
+    const { policy, value } = await policyWithToken()
+    const result = await policy.authenticate({ authorization: [`Bearer ${value}`], protocol, clientAddress })
+    expect(result.ok).toBe(ok)
+    if (!result.ok) expect(result.decision).toMatchObject({ status: 403, code: 'https_required' })
+  })
+
+  test('the host may opt out of the HTTPS requirement', async () => {
+    const { policy, value } = await policyWithToken({ requireHttps: false })
+    const result = await policy.authenticate({
+      authorization: [`Bearer ${value}`],
+      protocol: 'http',
+      clientAddress: '203.0.113.9',
+    })
+    expect(result.ok).toBe(true)
+  })
+
+  test('anonymous callers only where the host opts in', async () => {
+    const closed = await policyWithToken()
+    const open = await policyWithToken({ allowAnonymous: true })
+    const request = { authorization: [], protocol: 'https', clientAddress: '203.0.113.9' }
+    expect((await closed.policy.authenticate(request)).ok).toBe(false)
+    expect(await open.policy.authenticate(request)).toMatchObject({
+      ok: true,
+      principal: { kind: 'anonymous' },
+    })
+  })
+})
+
+describe('guard', () => {
+  const principal = { kind: 'token' as const, userId: 'alice', scopes: parseScopes('data.data') }
+
+  test('a resolver that throws or rejects is 503', async () => {
+    const { policy } = await policyWithToken()
+    const sync = await policy.guard(principal, 'dataset.overview', () => {
+      throw new Error('db down')
+    })
+    const async_ = await policy.guard(principal, 'dataset.overview', async () =>
+      Promise.reject(new Error('db down')),
+    )
+    expect(sync).toMatchObject({ allowed: false, status: 503, code: 'service_unavailable' })
+    expect(async_).toMatchObject({ allowed: false, status: 503, code: 'service_unavailable' })
+  })
+
+  test('undefined is 404, a resource is decided', async () => {
+    const { policy } = await policyWithToken()
+    expect(await policy.guard(principal, 'dataset.overview', () => undefined)).toMatchObject({ status: 404 })
+    const allowed = await policy.guard(principal, 'table.read', async () => ({
+      kind: 'dataset' as const,
+      publicLevel: 'none' as const,
+      userLevel: 'data' as const,
+    }))
+    expect(allowed.allowed).toBe(true)
+  })
+
+  test('render uses the realm', async () => {
+    const { policy } = await policyWithToken({ realm: 'my "api"' })
+    expect(
+      policy.render({ allowed: false, status: 401, code: 'missing_token', message: 'Invalid credentials' })
+        .headers,
+    ).toMatchObject({
+      'www-authenticate': 'Bearer realm="my \\"api\\""',
+    })
+  })
+})

@@ -1,0 +1,23 @@
+import { defineConfig } from 'tsup'
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    express: 'adapters/express/index.ts',
+    fastify: 'adapters/fastify/index.ts',
+    hono: 'adapters/hono/index.ts',
+    testing: 'src/testing/index.ts',
+    client: 'src/client.ts',
+    cli: 'cli/bin.ts',
+  },
+  format: ['esm'],
+  target: 'node20',
+  platform: 'neutral',
+  dts: true,
+  // One chunk graph for every entry, so an error class is the same class across subpaths.
+  splitting: true,
+  treeshake: true,
+  clean: true,
+  sourcemap: true,
+  external: ['express', 'fastify', 'fastify-plugin', 'hono', '@hono/node-server', 'proxy-addr', 'zod', 'ipaddr.js', 'fast-check'],
+})
