@@ -1,20 +1,19 @@
-import { type Allow, type Decision, deny, type ExportLimits } from './decision.js'
+import { type Allow, type Decision, type Deny, deny, type ExportLimits } from './decision.js'
 import {
   checkClientAddress,
   checkExportSize,
   type ExportRestrictions,
   isExportRestrictions,
 } from './export-restrictions.js'
-import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS, PUBLIC_WORKFLOW_LEVELS, rankOf, WORKFLOW_LEVELS } from './levels.js'
-import { OPERATIONS, type Operation, type OperationSpec, operationSpec, scopeForNeed } from './operations.js'
+import { OPERATIONS, type Operation, type OperationSpec, scopeForNeed } from './operations.js'
 import type { Principal } from './principal.js'
-import type { Resource } from './resources.js'
+import type { OrganizationResource, Resource } from './resources.js'
 import { ScopeSet } from './scopes.js'
 
 /** Facts about the request that some decisions depend on. */
 export interface RequestFacts {
   /** The client's address as the adapter resolved it (trusted proxies applied). */
-  readonly clientAddress?: string
+  readonly clientAddress?: string | undefined
   /** What a data-content response is about to carry, when the handler knows it already. */
   readonly size?: { readonly records?: number; readonly bytes?: number }
 }
@@ -27,12 +26,86 @@ export interface DecideInput {
   readonly request?: RequestFacts
 }
 
-// Allow decisions without limits are shared, frozen constants: the common path allocates nothing.
-const PLAIN_ALLOW = new Map<Operation, Allow>(
-  (Object.keys(OPERATIONS) as Operation[]).map((operation) => [
-    operation,
-    Object.freeze({ allowed: true, operation, dataContent: OPERATIONS[operation].dataContent }),
-  ]),
+const INVALID_INPUT = deny('invalid_input')
+const NOT_FOUND = deny('not_found')
+const INSUFFICIENT_ACCESS = deny('insufficient_access')
+
+// Level names to ranks with switches: V8 compares interned constant strings by identity, which
+// is several times cheaper than a Map or keyed-object lookup on this hot path. Anything else is
+// undefined, which every caller treats as a denial.
+function datasetRank(level: unknown): number | undefined {
+  switch (level) {
+    case 'none':
+      return 0
+    case 'overview':
+      return 1
+    case 'metadata':
+      return 2
+    case 'data':
+      return 3
+    case 'edit':
+      return 4
+    default:
+      return undefined
+  }
+}
+
+function publicDatasetRank(level: unknown): number | undefined {
+  return level === 'edit' ? undefined : datasetRank(level)
+}
+
+function workflowRank(level: unknown): number | undefined {
+  switch (level) {
+    case 'none':
+      return 0
+    case 'read':
+      return 1
+    case 'write':
+      return 2
+    default:
+      return undefined
+  }
+}
+
+function publicWorkflowRank(level: unknown): number | undefined {
+  return level === 'write' ? undefined : workflowRank(level)
+}
+
+// The catalogue compiled for the hot path: ranks instead of level names, and the shared frozen
+// answers each operation can give, so a decision is a few map lookups and compares and allocates
+// nothing unless export limits apply.
+interface CompiledOperation {
+  readonly operation: Operation
+  readonly kind: Resource['kind']
+  readonly spec: OperationSpec
+  readonly needRank: number
+  readonly allow: Allow
+  readonly scopeDenial: Deny
+}
+
+const COMPILED = new Map<unknown, CompiledOperation>(
+  (Object.keys(OPERATIONS) as Operation[]).map((operation): [Operation, CompiledOperation] => {
+    const spec: OperationSpec = OPERATIONS[operation]
+    const need = spec.need
+    const needRank =
+      need.kind === 'dataset'
+        ? datasetRank(need.level)!
+        : need.kind === 'workflow'
+          ? workflowRank(need.level)!
+          : 1
+    const allow: Allow = Object.freeze({ allowed: true, operation, dataContent: spec.dataContent })
+    return [
+      operation,
+      {
+        operation,
+        kind: need.kind,
+        spec,
+        needRank,
+        allow,
+        scopeDenial: deny('insufficient_scope', scopeForNeed(need)),
+      },
+    ]
+  }),
 )
 
 /**
@@ -50,52 +123,50 @@ const PLAIN_ALLOW = new Map<Operation, Allow>(
  * // → { allowed: false, status: 403, code: 'insufficient_scope', scope: 'data.metadata', … }
  */
 export function decide(input: DecideInput): Decision {
-  const spec = operationSpec(input?.operation)
-  const principal = input?.principal
+  const compiled = input == null ? undefined : COMPILED.get(input.operation)
+  const scopes = input?.principal?.scopes
   const resource = input?.resource
-  if (spec === undefined || !(principal?.scopes instanceof ScopeSet) || resource == null) {
-    return deny('invalid_input')
-  }
-  if (resource.kind !== spec.need.kind) return deny('invalid_input')
-  switch (spec.need.kind) {
-    case 'dataset':
-      return decideDataset(input, spec, principal.scopes)
+  if (compiled === undefined || !(scopes instanceof ScopeSet) || resource == null) return INVALID_INPUT
+  if (resource.kind !== compiled.kind) return INVALID_INPUT
+  switch (resource.kind) {
+    case 'dataset': {
+      const denial = decideLeveled(
+        compiled,
+        publicDatasetRank(resource.publicLevel),
+        resource.userLevel === undefined ? 0 : datasetRank(resource.userLevel),
+        scopes.datasetCeiling,
+      )
+      if (denial !== undefined) return denial
+      const restrictions = resource.exportRestrictions
+      if (!compiled.spec.dataContent || restrictions === undefined) return compiled.allow
+      return decideExport(compiled.operation, restrictions, input.request)
+    }
     case 'workflow':
-      return decideWorkflow(input, spec, principal.scopes)
+      return (
+        decideLeveled(
+          compiled,
+          publicWorkflowRank(resource.publicLevel),
+          resource.userLevel === undefined ? 0 : workflowRank(resource.userLevel),
+          scopes.workflowCeiling,
+        ) ?? compiled.allow
+      )
     case 'organization':
-      return decideOrganization(input, spec, principal.scopes)
+      return decideOrganization(compiled, resource, scopes)
   }
 }
 
 function decideLeveled(
-  need: number,
-  publicLevel: number,
-  userLevel: number,
+  compiled: CompiledOperation,
+  publicLevel: number | undefined,
+  userLevel: number | undefined,
   ceiling: number,
-  spec: OperationSpec,
-): Decision | undefined {
-  if (need < 1 || publicLevel < 0 || userLevel < 0) return deny('invalid_input')
+): Deny | undefined {
+  if (publicLevel === undefined || userLevel === undefined) return INVALID_INPUT
+  const need = compiled.needRank
   const effective = Math.max(publicLevel, Math.min(userLevel, ceiling))
-  if (effective === 0) return deny('not_found')
+  if (effective === 0) return NOT_FOUND
   if (effective >= need) return undefined
-  return userLevel >= need ? deny('insufficient_scope', scopeForNeed(spec.need)) : deny('insufficient_access')
-}
-
-function decideDataset(input: DecideInput, spec: OperationSpec, scopes: ScopeSet): Decision {
-  const resource = input.resource as Extract<Resource, { kind: 'dataset' }>
-  const need = spec.need.kind === 'dataset' ? rankOf(DATASET_LEVELS, spec.need.level) : -1
-  const denial = decideLeveled(
-    need,
-    rankOf(PUBLIC_DATASET_LEVELS, resource.publicLevel),
-    resource.userLevel === undefined ? 0 : rankOf(DATASET_LEVELS, resource.userLevel),
-    scopes.datasetCeiling,
-    spec,
-  )
-  if (denial !== undefined) return denial
-  const operation = input.operation
-  const restrictions = resource.exportRestrictions
-  if (!spec.dataContent || restrictions === undefined) return PLAIN_ALLOW.get(operation)!
-  return decideExport(operation, restrictions, input.request)
+  return userLevel >= need ? compiled.scopeDenial : INSUFFICIENT_ACCESS
 }
 
 function decideExport(
@@ -109,7 +180,7 @@ function decideExport(
   // Checked even without a declared size: a cap of 0 blocks every export outright.
   if (checkExportSize(restrictions, request?.size ?? {}) !== undefined) return deny('export_restricted')
   const { maxBytes, maxRecords } = restrictions
-  if (maxBytes === undefined && maxRecords === undefined) return PLAIN_ALLOW.get(operation)!
+  if (maxBytes === undefined && maxRecords === undefined) return COMPILED.get(operation)!.allow
   const limits: ExportLimits = {
     ...(maxBytes === undefined ? {} : { maxBytes }),
     ...(maxRecords === undefined ? {} : { maxRecords }),
@@ -117,29 +188,18 @@ function decideExport(
   return Object.freeze({ allowed: true, operation, dataContent: true, limits: Object.freeze(limits) })
 }
 
-function decideWorkflow(input: DecideInput, spec: OperationSpec, scopes: ScopeSet): Decision {
-  const resource = input.resource as Extract<Resource, { kind: 'workflow' }>
-  const need = spec.need.kind === 'workflow' ? rankOf(WORKFLOW_LEVELS, spec.need.level) : -1
-  const denial = decideLeveled(
-    need,
-    rankOf(PUBLIC_WORKFLOW_LEVELS, resource.publicLevel),
-    resource.userLevel === undefined ? 0 : rankOf(WORKFLOW_LEVELS, resource.userLevel),
-    scopes.workflowCeiling,
-    spec,
-  )
-  return denial ?? PLAIN_ALLOW.get(input.operation)!
-}
-
-function decideOrganization(input: DecideInput, spec: OperationSpec, scopes: ScopeSet): Decision {
-  const resource = input.resource as Extract<Resource, { kind: 'organization' }>
-  if (spec.need.kind !== 'organization' || typeof resource.administered !== 'boolean') {
-    return deny('invalid_input')
-  }
+function decideOrganization(
+  compiled: CompiledOperation,
+  resource: OrganizationResource,
+  scopes: ScopeSet,
+): Decision {
+  const need = compiled.spec.need
+  if (need.kind !== 'organization' || typeof resource.administered !== 'boolean') return deny('invalid_input')
   // Organizations are never public: an existing one is 403 to non-admins, its absence 404 (the
   // resolver's answer), so no scope check can reveal more than the host already does.
   if (!resource.administered) return deny('insufficient_access')
-  if (!scopes.has(spec.need.scope)) return deny('insufficient_scope', spec.need.scope)
-  return PLAIN_ALLOW.get(input.operation)!
+  if (!scopes.has(need.scope)) return compiled.scopeDenial
+  return compiled.allow
 }
 
 /**

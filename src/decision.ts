@@ -88,12 +88,25 @@ export interface Deny {
 /** The core's answer to "may this principal do this?". */
 export type Decision = Allow | Deny
 
-/** Builds a denial with the status and message that belong to `code`. */
-export function deny(code: DenyCode, scope?: Scope): Deny {
+function createDenial(code: DenyCode, scope: Scope | undefined): Deny {
   const status = DENY_STATUS[code]
   const decision: Deny =
     scope === undefined
       ? { allowed: false, status, code, message: STATUS_MESSAGES[status] }
       : { allowed: false, status, code, message: STATUS_MESSAGES[status], scope }
   return Object.freeze(decision)
+}
+
+// Denials are immutable values with few variants: share them instead of allocating per request.
+const denials = new Map<string, Deny>()
+
+/** Builds a denial with the status and message that belong to `code` (a shared, frozen value). */
+export function deny(code: DenyCode, scope?: Scope): Deny {
+  const key = scope === undefined ? code : `${code} ${scope}`
+  let denial = denials.get(key)
+  if (denial === undefined) {
+    denial = createDenial(code, scope)
+    denials.set(key, denial)
+  }
+  return denial
 }

@@ -30,10 +30,19 @@ export function createExportMeter(decision: Allow): ExportMeter {
     declare: (size) => checkResponseSize(decision, size),
     count(chunkBytes, chunkRecords = 0) {
       if (exceeded) return false
+      // A negative or fractional count would lower the running total: treat it as a breach.
+      if (!isCount(chunkBytes) || !isCount(chunkRecords)) {
+        exceeded = true
+        return false
+      }
       bytes += chunkBytes
       records += chunkRecords
       exceeded = !(bytes <= maxBytes && records <= maxRecords)
       return !exceeded
     },
   }
+}
+
+function isCount(value: number): boolean {
+  return Number.isSafeInteger(value) && value >= 0
 }

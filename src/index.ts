@@ -53,6 +53,7 @@ export {
 } from './levels.js'
 export { MemoryTokenStore } from './memory-token-store.js'
 export { minimalScopes } from './minimal-scopes.js'
+export * from './oauth/index.js'
 export {
   OPERATION_NAMES,
   OPERATIONS,

@@ -1,13 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest'
-import {
-  ApiError,
-  createClient,
-  ForbiddenError,
-  NotFoundError,
-  UnauthorizedError,
-} from '../src/client.js'
+import { ApiError, createClient, ForbiddenError, NotFoundError, UnauthorizedError } from '../src/client.js'
 
 const TOKEN = 'dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5'
 const seen: IncomingMessage[] = []

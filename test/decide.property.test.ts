@@ -2,7 +2,12 @@ import fc from 'fast-check'
 import { describe, test } from 'vitest'
 import { decide } from '../src/decide.js'
 import type { Decision } from '../src/decision.js'
-import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS, PUBLIC_WORKFLOW_LEVELS, WORKFLOW_LEVELS } from '../src/levels.js'
+import {
+  DATASET_LEVELS,
+  PUBLIC_DATASET_LEVELS,
+  PUBLIC_WORKFLOW_LEVELS,
+  WORKFLOW_LEVELS,
+} from '../src/levels.js'
 import { OPERATIONS } from '../src/operations.js'
 import { ANONYMOUS, type Principal } from '../src/principal.js'
 import type { Resource } from '../src/resources.js'
@@ -41,9 +46,21 @@ describe('design §10 invariant 1: deny by default', () => {
         (scopes, operation, badOperation, badLevel, badKind, resource) => {
           const principal = tokenPrincipal(scopes)
           const asUnknownOperation = decide({ principal, operation: badOperation as never, resource })
-          const asUnknownKind = decide({ principal, operation, resource: { ...resource, kind: badKind } as never })
-          const badPublic = decide({ principal, operation, resource: { ...resource, publicLevel: badLevel } as never })
-          const badUser = decide({ principal, operation, resource: { ...resource, userLevel: badLevel } as never })
+          const asUnknownKind = decide({
+            principal,
+            operation,
+            resource: { ...resource, kind: badKind } as never,
+          })
+          const badPublic = decide({
+            principal,
+            operation,
+            resource: { ...resource, publicLevel: badLevel } as never,
+          })
+          const badUser = decide({
+            principal,
+            operation,
+            resource: { ...resource, userLevel: badLevel } as never,
+          })
           return (
             !asUnknownOperation.allowed &&
             !asUnknownKind.allowed &&
@@ -84,7 +101,8 @@ describe('design §10 invariant 2: monotonicity', () => {
     if (spec.need.kind === 'workflow') {
       return {
         kind: 'workflow',
-        publicLevel: PUBLIC_WORKFLOW_LEVELS[Math.min(c.workflowPublic + (c.raise === 'public' ? raise : 0), 1)]!,
+        publicLevel:
+          PUBLIC_WORKFLOW_LEVELS[Math.min(c.workflowPublic + (c.raise === 'public' ? raise : 0), 1)]!,
         userLevel: WORKFLOW_LEVELS[Math.min(c.workflowUser + (c.raise === 'user' ? raise : 0), 2)]!,
       }
     }
@@ -109,13 +127,18 @@ describe('design §10 invariant 3: a public-only token decides exactly as the an
   test('for every operation and resource', () => {
     const publicOnly = tokenPrincipal(parseScopes('public'))
     fc.assert(
-      fc.property(operationArbitrary, resourceArbitrary, addressArbitrary, (operation, resource, clientAddress) => {
-        const request = { clientAddress }
-        return same(
-          decide({ principal: publicOnly, operation, resource, request }),
-          decide({ principal: ANONYMOUS, operation, resource, request }),
-        )
-      }),
+      fc.property(
+        operationArbitrary,
+        resourceArbitrary,
+        addressArbitrary,
+        (operation, resource, clientAddress) => {
+          const request = { clientAddress }
+          return same(
+            decide({ principal: publicOnly, operation, resource, request }),
+            decide({ principal: ANONYMOUS, operation, resource, request }),
+          )
+        },
+      ),
       RUNS,
     )
   })

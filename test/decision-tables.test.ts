@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { buildDecisionTables } from '../src/decision-tables.js'
 import {
   renderDecisionTablesCsv,
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
 } from '../src/decision-tables-render.js'
-import { buildDecisionTables } from '../src/decision-tables.js'
 
 const docs = join(import.meta.dirname, '..', 'docs')
 const tables = buildDecisionTables()
@@ -28,7 +28,10 @@ describe('generated decision tables', () => {
   test('answers the question "what does data.metadata get on a hidden dataset it may read?"', () => {
     const row = tables.decisions.find(
       (r) =>
-        r.scope === 'data.metadata' && r.publicLevel === 'none' && r.userLevel === 'data' && r.operation === 'table.read',
+        r.scope === 'data.metadata' &&
+        r.publicLevel === 'none' &&
+        r.userLevel === 'data' &&
+        r.operation === 'table.read',
     )
     expect(row).toEqual({
       resource: 'dataset',

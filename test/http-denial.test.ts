@@ -24,8 +24,12 @@ describe('renderDenial', () => {
   test('insufficient_scope names the scope that would have sufficed', () => {
     const rendered = renderDenial(deny('insufficient_scope', 'data.metadata'), 'data-api')
     expect(rendered.status).toBe(403)
-    expect(rendered.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="data.metadata"')
-    expect(rendered.body).toBe('{"error":{"status":403,"message":"Not authorized","code":"insufficient_scope"}}')
+    expect(rendered.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="data.metadata"',
+    )
+    expect(rendered.body).toBe(
+      '{"error":{"status":403,"message":"Not authorized","code":"insufficient_scope"}}',
+    )
   })
 
   test('every code has a status and every status one message', () => {

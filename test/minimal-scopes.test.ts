@@ -32,7 +32,9 @@ describe('minimalScopes', () => {
 
   test('names an unknown operation', () => {
     expect(() => minimalScopes(['table.read', 'table.write' as Operation])).toThrow(InvalidArgumentError)
-    expect(() => minimalScopes(['table.write' as Operation])).toThrow(/operations\[0\]: unknown operation "table.write"/)
+    expect(() => minimalScopes(['table.write' as Operation])).toThrow(
+      /operations\[0\]: unknown operation "table.write"/,
+    )
   })
 
   test('is sufficient and minimal: it allows every operation, and dropping any granted scope denies one', () => {

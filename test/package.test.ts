@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 // Packs the built package, installs the tarball in an empty project and imports every subpath
 // from ESM and from CommonJS, as a consumer would. `npm test` builds before it runs the suite.
 const root = join(import.meta.dirname, '..')
-const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  exports: Record<string, unknown>
+}
 const SUBPATHS = Object.keys(manifest.exports).filter((key) => key !== './package.json')
 const FRAMEWORKS = ['express', 'fastify', 'hono', '@hono/node-server']
 let project: string
@@ -17,11 +19,25 @@ function run(command: string, args: string[], cwd: string): string {
 }
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first')
+  if (!existsSync(join(root, 'dist', 'index.js')))
+    throw new Error('dist/ is missing: run `npm run build` first')
   project = mkdtempSync(join(tmpdir(), 'dap-consumer-'))
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', project], root)) as { filename: string }[]
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', project], root)) as {
+    filename: string
+  }[]
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
-  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed[0]!.filename)], project)
+  // fast-check is the optional peer the testing kit needs; no framework is installed.
+  const fastCheck = JSON.parse(
+    readFileSync(join(root, 'node_modules', 'fast-check', 'package.json'), 'utf8'),
+  ) as {
+    version: string
+  }
+  const tarball = join(project, packed[0]!.filename)
+  run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, `fast-check@${fastCheck.version}`],
+    project,
+  )
 }, 120_000)
 
 afterAll(() => {
@@ -46,7 +62,8 @@ describe('the packed package', () => {
   })
 
   test('no framework is installed with it, and no subpath needs one to load', () => {
-    for (const framework of FRAMEWORKS) expect(existsSync(join(project, 'node_modules', framework))).toBe(false)
+    for (const framework of FRAMEWORKS)
+      expect(existsSync(join(project, 'node_modules', framework))).toBe(false)
   })
 
   test('an error class is one class across subpaths', () => {

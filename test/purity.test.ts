@@ -14,7 +14,8 @@ function sourceFiles(dir: string): string[] {
 
 // Every module specifier of a static import/export, a dynamic import or a require call.
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g
-const FORBIDDEN = /^(node:|express$|fastify($|-)|@fastify\/|hono($|\/)|@hono\/|proxy-addr$|fs$|path$|http$|https$|crypto$|stream$|net$)/
+const FORBIDDEN =
+  /^(node:|express$|fastify($|-)|@fastify\/|hono($|\/)|@hono\/|proxy-addr$|fs$|path$|http$|https$|crypto$|stream$|net$)/
 
 describe('the core is pure (design §8)', () => {
   const files = sourceFiles(join(root, 'src'))
@@ -23,10 +24,13 @@ describe('the core is pure (design §8)', () => {
     expect(files.length).toBeGreaterThan(10)
   })
 
-  test.each(files.map((file) => [relative(root, file), file]))('%s imports no framework and no node: module', (_name, file) => {
-    const specifiers = [...readFileSync(file, 'utf8').matchAll(SPECIFIER)].map((match) => match[1]!)
-    expect(specifiers.filter((specifier) => FORBIDDEN.test(specifier))).toEqual([])
-  })
+  test.each(files.map((file) => [relative(root, file), file]))(
+    '%s imports no framework and no node: module',
+    (_name, file) => {
+      const specifiers = [...readFileSync(file, 'utf8').matchAll(SPECIFIER)].map((match) => match[1]!)
+      expect(specifiers.filter((specifier) => FORBIDDEN.test(specifier))).toEqual([])
+    },
+  )
 
   test('the check itself catches a forbidden import', () => {
     const sample = "import { createHash } from 'node:crypto'\nimport type { Context } from 'hono'"

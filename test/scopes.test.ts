@@ -1,7 +1,15 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { ScopeError } from '../src/errors.js'
-import { formatScopes, impliedScopes, isScope, parseScopes, SCOPES, type Scope, scopeSetOf } from '../src/scopes.js'
+import {
+  formatScopes,
+  impliedScopes,
+  isScope,
+  parseScopes,
+  SCOPES,
+  type Scope,
+  scopeSetOf,
+} from '../src/scopes.js'
 
 // The contract's scope table (§2), row by row, in its order.
 const CONTRACT_SCOPES = [
@@ -47,13 +55,21 @@ describe('parseScopes', () => {
 
   test.each([
     ['workflow.read', 'workflow.read', 'unknown scope "workflow.read"; did you mean "wokflow.read"?'],
-    ['Data.Metadata', 'Data.Metadata', 'unknown scope "Data.Metadata"; scope names are case-sensitive: "data.metadata"'],
+    [
+      'Data.Metadata',
+      'Data.Metadata',
+      'unknown scope "Data.Metadata"; scope names are case-sensitive: "data.metadata"',
+    ],
     ['PUBLIC', 'PUBLIC', 'unknown scope "PUBLIC"; scope names are case-sensitive: "public"'],
     ['data.all', 'data.all', `unknown scope "data.all"; expected one of ${CONTRACT_SCOPES.join(', ')}`],
     ['data.metadata  data.data', '', 'scope names must not be empty'],
     [' data.data', '', 'scope names must not be empty'],
     ['data.data ', '', 'scope names must not be empty'],
-    ['data.data\tdata.edit', 'data.data\tdata.edit', 'malformed scope "data.data\\tdata.edit": not an RFC 6749 scope-token'],
+    [
+      'data.data\tdata.edit',
+      'data.data\tdata.edit',
+      'malformed scope "data.data\\tdata.edit": not an RFC 6749 scope-token',
+    ],
     ['data"data', 'data"data', 'malformed scope "data\\"data": not an RFC 6749 scope-token'],
     ['données', 'données', 'malformed scope "données": not an RFC 6749 scope-token'],
   ])('rejects %j naming the entry', (input, entry, message) => {

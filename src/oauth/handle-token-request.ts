@@ -1,0 +1,127 @@
+import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../token-record.js'
+import type { TokenStore } from '../token-store.js'
+import { authenticateClient } from './authenticate-client.js'
+import {
+  errorResponse,
+  type OAuthEndpointResponse,
+  requireDuration,
+  requireNow,
+  requireRealm,
+  successResponse,
+} from './endpoint-response.js'
+import type { GrantContext, TokenResponseBody } from './issue-tokens.js'
+import type { LookupClient } from './oauth-client.js'
+import { OAuthError } from './oauth-error.js'
+import { type OAuthParams, readParam } from './oauth-params.js'
+import type { OAuthStateStore } from './oauth-state-store.js'
+import { redeemAuthorizationCode } from './redeem-authorization-code.js'
+import { redeemDeviceCode } from './redeem-device-code.js'
+import { refreshAccessToken } from './refresh-access-token.js'
+
+export type { TokenResponseBody } from './issue-tokens.js'
+
+/** The device-code grant type of RFC 8628 §3.4. */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/** Default lifetime of a refresh token: 30 days, renewed by every rotation. */
+export const DEFAULT_REFRESH_TOKEN_TTL_MS = 30 * 24 * 3_600_000
+
+const MAX_TTL_MS = 366 * 24 * 3_600_000
+
+/**
+ * What {@link handleTokenRequest} needs: the stores and registry (built once) and the request's clock
+ * reading and `Authorization` header (given per request).
+ */
+export type HandleTokenRequestOptions = {
+  readonly clients: LookupClient
+  readonly state: OAuthStateStore
+  readonly tokens: TokenStore
+  /** The clock, epoch ms. */
+  readonly now: number
+  /** The request's `Authorization` header, for `client_secret_basic`. */
+  readonly authorization?: string | undefined
+  /** Access-token lifetime; one hour by default (design §6). */
+  readonly accessTokenTtlMs?: number
+  /** Refresh-token lifetime, renewed at each rotation; 30 days by default. */
+  readonly refreshTokenTtlMs?: number
+  /** Realm of the `WWW-Authenticate: Basic` challenge sent with `invalid_client`; `oauth` by default. */
+  readonly realm?: string
+}
+
+/** The answer of the token endpoint: a §5.1 token body or a §5.2 error body, never cached. */
+export type TokenEndpointResponse = OAuthEndpointResponse<TokenResponseBody>
+
+type GrantHandler = (context: GrantContext, params: OAuthParams) => Promise<TokenResponseBody>
+
+const GRANT_HANDLERS: ReadonlyMap<string, GrantHandler> = new Map([
+  ['authorization_code', redeemAuthorizationCode],
+  [DEVICE_CODE_GRANT_TYPE, redeemDeviceCode],
+  ['refresh_token', refreshAccessToken],
+])
+
+/**
+ * The token endpoint (`POST /oauth/token`). The HTTP layer parses the form or JSON body into
+ * `params` and sends back `status`, `headers` and `body` (as JSON).
+ *
+ * Grants: `authorization_code` (with `code`, `redirect_uri`, `code_verifier`), the device code
+ * (`device_code`, `code_verifier`) and `refresh_token`; anything else is `unsupported_grant_type`.
+ * A confidential client authenticates with `client_secret_basic` or `client_secret_post`
+ * (else `invalid_client`, 401, with a `WWW-Authenticate: Basic` challenge); no `client_id` means a
+ * session client. Tokens are `dao_` OAuth tokens saved in `tokens`; registered offline clients also
+ * get a rotating refresh token. A store or registry failure answers `server_error` (503).
+ *
+ * @throws {ConfigError} for a bad option (`realm`, a TTL), {@link InvalidArgumentError} for a bad `now`.
+ * @example
+ * const { status, headers, body } = await handleTokenRequest(params, {
+ *   clients, state, tokens, now: Date.now(), authorization: req.headers.authorization,
+ * })
+ * reply.code(status).headers(headers).send(body)
+ * @see https://www.rfc-editor.org/rfc/rfc6749#section-5
+ * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.4
+ */
+export async function handleTokenRequest(
+  params: OAuthParams,
+  options: HandleTokenRequestOptions,
+): Promise<TokenEndpointResponse> {
+  requireNow(options.now)
+  const realm = requireRealm(options.realm)
+  const accessTokenTtlMs = requireDuration(
+    'accessTokenTtlMs',
+    options.accessTokenTtlMs,
+    DEFAULT_OAUTH_TOKEN_TTL_MS,
+    MAX_TTL_MS,
+  )
+  const refreshTokenTtlMs = requireDuration(
+    'refreshTokenTtlMs',
+    options.refreshTokenTtlMs,
+    DEFAULT_REFRESH_TOKEN_TTL_MS,
+    MAX_TTL_MS,
+  )
+  try {
+    const grantType = readParam(params, 'grant_type')
+    if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required')
+    const client = await authenticateClient({
+      params,
+      authorization: options.authorization,
+      lookupClient: options.clients,
+    })
+    const handler = GRANT_HANDLERS.get(grantType)
+    if (handler === undefined) {
+      throw new OAuthError(
+        'unsupported_grant_type',
+        'grant_type must be authorization_code, refresh_token or device_code',
+      )
+    }
+    const context: GrantContext = {
+      client,
+      state: options.state,
+      tokens: options.tokens,
+      now: options.now,
+      accessTokenTtlMs,
+      refreshTokenTtlMs,
+    }
+    return successResponse(await handler(context, params))
+  } catch (error) {
+    return errorResponse(error, realm)
+  }
+}

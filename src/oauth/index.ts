@@ -1,0 +1,60 @@
+export { buildRedirectUrl } from './build-redirect-url.js'
+export { calculatePkceChallenge } from './calculate-pkce-challenge.js'
+export {
+  type DecideDeviceAuthorizationOptions,
+  type DecideDeviceAuthorizationResult,
+  decideDeviceAuthorization,
+} from './decide-device-authorization.js'
+export type { OAuthEndpointResponse } from './endpoint-response.js'
+export {
+  type DeviceAuthorizationEndpointResponse,
+  type HandleDeviceAuthorizationRequestOptions,
+  handleDeviceAuthorizationRequest,
+} from './handle-device-authorization-request.js'
+export {
+  DEFAULT_REFRESH_TOKEN_TTL_MS,
+  DEVICE_CODE_GRANT_TYPE,
+  type HandleTokenRequestOptions,
+  handleTokenRequest,
+  type TokenEndpointResponse,
+  type TokenResponseBody,
+} from './handle-token-request.js'
+export {
+  type IssueAuthorizationCodeOptions,
+  type IssueAuthorizationCodeResult,
+  issueAuthorizationCode,
+  MAX_AUTHORIZATION_CODE_TTL_MS,
+} from './issue-authorization-code.js'
+export { MemoryOAuthStateStore } from './memory-oauth-state-store.js'
+export { hashClientSecret, type LookupClient, type OAuthClient } from './oauth-client.js'
+export { OAUTH_ERROR_CODES, OAuthError, type OAuthErrorBody, type OAuthErrorCode } from './oauth-error.js'
+export type { OAuthParams } from './oauth-params.js'
+export type {
+  AuthorizationCodeRecord,
+  DeviceGrantRecord,
+  DeviceGrantStatus,
+  IssuedAccessToken,
+  RefreshFamilyRecord,
+} from './oauth-state-records.js'
+export type { OAuthStateStore } from './oauth-state-store.js'
+export { isValidCodeChallenge, isValidCodeVerifier } from './pkce-syntax.js'
+export { isAllowedRedirectUri, isLoopbackRedirectUri } from './redirect-uri.js'
+export {
+  type DeviceAuthorizationResponseBody,
+  type StartDeviceAuthorizationOptions,
+  startDeviceAuthorization,
+} from './start-device-authorization.js'
+export {
+  type AuthorizationRequest,
+  type ValidateAuthorizationRequestResult,
+  validateAuthorizationRequest,
+} from './validate-authorization-request.js'
+export { verifyPkce } from './verify-pkce.js'
+export {
+  type DeviceGrantSummary,
+  MAX_USER_CODE_FAILURES,
+  type VerifyUserCodeFailure,
+  type VerifyUserCodeOptions,
+  type VerifyUserCodeResult,
+  verifyUserCode,
+} from './verify-user-code.js'

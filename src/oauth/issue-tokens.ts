@@ -1,0 +1,156 @@
+import type { Scope } from '../scopes.js'
+import { createOAuthToken, revokeToken } from '../token-record.js'
+import type { TokenStore } from '../token-store.js'
+import type { OAuthClient } from './oauth-client.js'
+import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
+import type { OAuthStateStore } from './oauth-state-store.js'
+import { generateFamilyId, generateOpaqueSecret, hashSecret } from './random-secret.js'
+import { updateRecord } from './update-record.js'
+
+// Private helpers of the token endpoint; not part of the public API.
+
+/** The successful token response (RFC 6749 §5.1). */
+export type TokenResponseBody = {
+  readonly access_token: string
+  readonly token_type: 'Bearer'
+  /** Lifetime of the access token in seconds. */
+  readonly expires_in: number
+  /** The scopes of the access token, space-delimited, `public` first. */
+  readonly scope: string
+  /** Only for a registered client with offline access. */
+  readonly refresh_token?: string
+}
+
+/** What every grant handler of the token endpoint needs. */
+export type GrantContext = {
+  /** The authenticated client; `undefined` for a session client (no `client_id`). */
+  readonly client: OAuthClient | undefined
+  readonly state: OAuthStateStore
+  readonly tokens: TokenStore
+  readonly now: number
+  readonly accessTokenTtlMs: number
+  readonly refreshTokenTtlMs: number
+}
+
+/** Tokens issued for one grant: the response body and what to record for a later revocation. */
+export type IssuedTokens = {
+  readonly body: TokenResponseBody
+  readonly accessToken: IssuedAccessToken
+  readonly refreshFamilyId?: string
+  /** When everything issued has expired. */
+  readonly expiresAt: number
+}
+
+// Rotated-out refresh tokens are remembered (for reuse detection) up to this many per family, so a
+// client refreshing in a loop cannot grow its record without bound.
+export const MAX_REMEMBERED_REFRESH_TOKENS = 64
+
+/** Creates and saves an OAuth access token (`dao_`), without a refresh token. */
+export async function issueAccessToken(
+  context: GrantContext,
+  userId: string,
+  scopes: readonly Scope[],
+): Promise<{ readonly value: string; readonly token: IssuedAccessToken }> {
+  const { record, value } = createOAuthToken({
+    userId,
+    scopes,
+    ...(context.client !== undefined && { clientId: context.client.id }),
+    now: context.now,
+    ttlMs: context.accessTokenTtlMs,
+  })
+  await context.tokens.save(record)
+  return { value, token: { id: record.id, expiresAt: record.expiresAt! } }
+}
+
+/** The §5.1 body of an access token, with a refresh token if there is one. */
+export function tokenResponseBody(
+  context: GrantContext,
+  accessToken: string,
+  scopes: readonly Scope[],
+  refreshToken?: string,
+): TokenResponseBody {
+  return {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: Math.floor(context.accessTokenTtlMs / 1000),
+    scope: scopes.join(' '),
+    ...(refreshToken !== undefined && { refresh_token: refreshToken }),
+  }
+}
+
+/**
+ * Issues an access token, and for a registered offline client a refresh token starting a new
+ * family (contract §5: offline use needs a registered client; design §6: no client, no refresh).
+ */
+export async function issueTokens(
+  context: GrantContext,
+  userId: string,
+  scopes: readonly Scope[],
+): Promise<IssuedTokens> {
+  const { value, token } = await issueAccessToken(context, userId, scopes)
+  const client = context.client
+  if (client === undefined || !client.offline) {
+    return { body: tokenResponseBody(context, value, scopes), accessToken: token, expiresAt: token.expiresAt }
+  }
+  const refreshToken = generateOpaqueSecret()
+  const refreshExpiresAt = context.now + context.refreshTokenTtlMs
+  const expiresAt = Math.max(refreshExpiresAt, token.expiresAt)
+  const family: RefreshFamilyRecord = {
+    id: generateFamilyId(),
+    version: 0,
+    clientId: client.id,
+    userId,
+    scopes,
+    tokenHashes: [hashSecret(refreshToken)],
+    accessTokens: [token],
+    createdAt: context.now,
+    expiresAt: refreshExpiresAt,
+    retainUntil: expiresAt,
+  }
+  try {
+    await context.state.saveRefreshFamily(family)
+  } catch (error) {
+    // Nothing may stay usable from a grant that failed half way.
+    await revokeAccessTokens(context.tokens, [token.id], context.now)
+    throw error
+  }
+  return {
+    body: tokenResponseBody(context, value, scopes, refreshToken),
+    accessToken: token,
+    refreshFamilyId: family.id,
+    expiresAt,
+  }
+}
+
+/** Revokes access tokens by id; unknown and already revoked ones are skipped. */
+export async function revokeAccessTokens(
+  tokens: TokenStore,
+  ids: readonly string[],
+  now: number,
+): Promise<void> {
+  for (const id of ids) {
+    const record = await tokens.findById(id)
+    if (record !== undefined && record.revokedAt === undefined) await tokens.update(revokeToken(record, now))
+  }
+}
+
+/** Revokes a refresh-token family (its refresh token can no longer rotate) and every access token it issued. */
+export async function revokeRefreshFamily(context: GrantContext, familyId: string): Promise<void> {
+  const { state, now } = context
+  const family = await updateRecord(
+    () => state.findRefreshFamily(familyId, now),
+    (next) => state.replaceRefreshFamily(next),
+    (current) => {
+      if (current === undefined || current.revokedAt !== undefined) return { result: current }
+      const next: RefreshFamilyRecord = { ...current, version: current.version + 1, revokedAt: now }
+      return { result: next, next }
+    },
+  )
+  if (family !== undefined) {
+    await revokeAccessTokens(
+      context.tokens,
+      family.accessTokens.map((token) => token.id),
+      now,
+    )
+  }
+}

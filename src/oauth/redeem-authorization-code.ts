@@ -1,0 +1,139 @@
+import {
+  type GrantContext,
+  issueTokens,
+  revokeAccessTokens,
+  revokeRefreshFamily,
+  type TokenResponseBody,
+} from './issue-tokens.js'
+import { OAuthError } from './oauth-error.js'
+import { type OAuthParams, readParam } from './oauth-params.js'
+import type { AuthorizationCodeRecord } from './oauth-state-records.js'
+import { isValidCodeVerifier } from './pkce-syntax.js'
+import { hashSecret } from './random-secret.js'
+import { updateRecord } from './update-record.js'
+import { verifyPkce } from './verify-pkce.js'
+
+// Private grant handler of the token endpoint; see handleTokenRequest.
+
+type Consumed =
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'fresh'; readonly code: AuthorizationCodeRecord }
+  | { readonly kind: 'reused'; readonly code: AuthorizationCodeRecord }
+
+function invalidGrant(description: string): OAuthError {
+  return new OAuthError('invalid_grant', description)
+}
+
+// Marks the code redeemed, or, when it already was, marks it reused: one compare-and-set, so of two
+// concurrent redemptions exactly one is fresh.
+function consume(context: GrantContext, hash: string): Promise<Consumed> {
+  const { state, now } = context
+  // A redeemed code is kept until what it may issue has expired, so that a reuse can still revoke it.
+  const retainFor = Math.max(
+    context.accessTokenTtlMs,
+    context.client?.offline ? context.refreshTokenTtlMs : 0,
+  )
+  return updateRecord<AuthorizationCodeRecord, Consumed>(
+    () => state.findAuthorizationCode(hash, now),
+    (next) => state.replaceAuthorizationCode(next),
+    (code) => {
+      if (code === undefined) return { result: { kind: 'unknown' } }
+      if (code.redeemedAt !== undefined) {
+        if (code.reusedAt !== undefined) return { result: { kind: 'reused', code } }
+        return {
+          result: { kind: 'reused', code },
+          next: { ...code, version: code.version + 1, reusedAt: now },
+        }
+      }
+      const next = {
+        ...code,
+        version: code.version + 1,
+        redeemedAt: now,
+        retainUntil: Math.max(code.retainUntil, now + retainFor),
+      }
+      return { result: { kind: 'fresh', code }, next }
+    },
+  )
+}
+
+// Records on the code what it issued. `false` when the code was reused meanwhile: the caller must
+// then revoke what it just issued, since the reuse could not see it.
+function recordIssued(
+  context: GrantContext,
+  hash: string,
+  tokenId: string,
+  familyId: string | undefined,
+  expiresAt: number,
+): Promise<boolean> {
+  const { state, now } = context
+  return updateRecord<AuthorizationCodeRecord, boolean>(
+    () => state.findAuthorizationCode(hash, now),
+    (next) => state.replaceAuthorizationCode(next),
+    (code) => {
+      if (code === undefined || code.reusedAt !== undefined) return { result: false }
+      const next: AuthorizationCodeRecord = {
+        ...code,
+        version: code.version + 1,
+        issuedTokenIds: [...code.issuedTokenIds, tokenId],
+        ...(familyId !== undefined && { refreshFamilyId: familyId }),
+        retainUntil: Math.max(code.retainUntil, expiresAt),
+      }
+      return { result: true, next }
+    },
+  )
+}
+
+async function revokeIssuedBy(context: GrantContext, code: AuthorizationCodeRecord): Promise<void> {
+  await revokeAccessTokens(context.tokens, code.issuedTokenIds, context.now)
+  if (code.refreshFamilyId !== undefined) await revokeRefreshFamily(context, code.refreshFamilyId)
+}
+
+function checkBindings(context: GrantContext, code: AuthorizationCodeRecord, params: OAuthParams): void {
+  if (!(context.now < code.expiresAt)) throw invalidGrant('the authorization code has expired')
+  if (code.clientId !== context.client?.id)
+    throw invalidGrant('the authorization code was issued to another client')
+  if (readParam(params, 'redirect_uri') !== code.redirectUri) {
+    throw invalidGrant('redirect_uri differs from the authorization request')
+  }
+  const verifier = readParam(params, 'code_verifier')
+  if (verifier === undefined) throw invalidGrant('code_verifier is required')
+  if (verifier === code.codeChallenge) throw invalidGrant('code_verifier must not be the code_challenge')
+  if (!verifyPkce(verifier, code.codeChallenge))
+    throw invalidGrant('code_verifier does not match the code_challenge')
+}
+
+/**
+ * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6). The code is consumed by the
+ * first attempt that names it, whatever the outcome: the client, redirect URI and verifier are
+ * checked afterwards, so a code never survives a failed attempt. A reused code is `invalid_grant`
+ * and revokes every token it issued (RFC 6749 §4.1.2).
+ */
+export async function redeemAuthorizationCode(
+  context: GrantContext,
+  params: OAuthParams,
+): Promise<TokenResponseBody> {
+  const value = readParam(params, 'code')
+  if (value === undefined) throw new OAuthError('invalid_request', 'code is required')
+  const verifier = readParam(params, 'code_verifier')
+  if (verifier !== undefined && !isValidCodeVerifier(verifier)) {
+    throw new OAuthError('invalid_request', 'code_verifier must be 43-128 characters of [A-Za-z0-9-._~]')
+  }
+  // Read now, so that a repeated parameter is refused before the code is consumed.
+  readParam(params, 'redirect_uri')
+  const hash = hashSecret(value)
+  const consumed = await consume(context, hash)
+  if (consumed.kind === 'unknown') throw invalidGrant('unknown authorization code')
+  if (consumed.kind === 'reused') {
+    await revokeIssuedBy(context, consumed.code)
+    throw invalidGrant('the authorization code was already used; the tokens it issued are revoked')
+  }
+  const code = consumed.code
+  checkBindings(context, code, params)
+  const issued = await issueTokens(context, code.userId, code.scopes)
+  if (!(await recordIssued(context, hash, issued.accessToken.id, issued.refreshFamilyId, issued.expiresAt))) {
+    await revokeAccessTokens(context.tokens, [issued.accessToken.id], context.now)
+    if (issued.refreshFamilyId !== undefined) await revokeRefreshFamily(context, issued.refreshFamilyId)
+    throw invalidGrant('the authorization code was used again while it was redeemed')
+  }
+  return issued.body
+}

@@ -1,0 +1,70 @@
+import { type GrantContext, issueTokens, type TokenResponseBody } from './issue-tokens.js'
+import { OAuthError } from './oauth-error.js'
+import { type OAuthParams, readParam } from './oauth-params.js'
+import type { DeviceGrantRecord } from './oauth-state-records.js'
+import { isValidCodeVerifier } from './pkce-syntax.js'
+import { type DevicePollAnswer, pollDeviceGrant } from './poll-device-grant.js'
+import { hashSecret } from './random-secret.js'
+import { updateRecord } from './update-record.js'
+import { verifyPkce } from './verify-pkce.js'
+
+// Private grant handler of the token endpoint; see handleTokenRequest.
+
+const DESCRIPTIONS: Readonly<Record<Exclude<DevicePollAnswer, 'issue'>, string>> = {
+  authorization_pending: 'the user has not yet approved the request',
+  slow_down: 'polling too fast; the interval is now 5 seconds longer',
+  access_denied: 'the user denied the request',
+  expired_token: 'the device code has expired; start a new device authorization',
+  invalid_grant: 'the device code was already redeemed',
+}
+
+function checkBindings(context: GrantContext, grant: DeviceGrantRecord, verifier: string | undefined): void {
+  if (grant.clientId !== context.client?.id) {
+    throw new OAuthError('invalid_grant', 'the device code was issued to another client')
+  }
+  if (verifier === undefined) throw new OAuthError('invalid_grant', 'code_verifier is required')
+  if (verifier === grant.codeChallenge) {
+    throw new OAuthError('invalid_grant', 'code_verifier must not be the code_challenge')
+  }
+  if (!verifyPkce(verifier, grant.codeChallenge)) {
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge')
+  }
+}
+
+/**
+ * The device-code grant (RFC 8628 §3.4–3.5, with the contract's PKCE). Every poll proves possession
+ * of the verifier first, so a stolen device code alone learns nothing and changes nothing; then
+ * {@link pollDeviceGrant} decides, applied by compare-and-set so that the code redeems once.
+ */
+export async function redeemDeviceCode(
+  context: GrantContext,
+  params: OAuthParams,
+): Promise<TokenResponseBody> {
+  const deviceCode = readParam(params, 'device_code')
+  if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code is required')
+  const verifier = readParam(params, 'code_verifier')
+  if (verifier !== undefined && !isValidCodeVerifier(verifier)) {
+    throw new OAuthError('invalid_request', 'code_verifier must be 43-128 characters of [A-Za-z0-9-._~]')
+  }
+  const { state, now } = context
+  const hash = hashSecret(deviceCode)
+  const outcome = await updateRecord<
+    DeviceGrantRecord,
+    { readonly answer: DevicePollAnswer; readonly grant: DeviceGrantRecord } | undefined
+  >(
+    () => state.findDeviceGrant(hash, now),
+    (next) => state.replaceDeviceGrant(next),
+    (grant) => {
+      if (grant === undefined) return { result: undefined }
+      checkBindings(context, grant, verifier)
+      const { answer, next } = pollDeviceGrant(grant, now)
+      return next === undefined ? { result: { answer, grant } } : { result: { answer, grant }, next }
+    },
+  )
+  if (outcome === undefined) throw new OAuthError('invalid_grant', 'unknown device code')
+  const { answer, grant } = outcome
+  if (answer !== 'issue') throw new OAuthError(answer, DESCRIPTIONS[answer])
+  // An approved grant always names the user who approved it.
+  const issued = await issueTokens(context, grant.userId!, grant.scopes)
+  return issued.body
+}

@@ -1,0 +1,124 @@
+import type { ScopeError } from '../errors.js'
+import { parseScopes, type Scope } from '../scopes.js'
+import {
+  type GrantContext,
+  issueAccessToken,
+  MAX_REMEMBERED_REFRESH_TOKENS,
+  revokeAccessTokens,
+  revokeRefreshFamily,
+  type TokenResponseBody,
+  tokenResponseBody,
+} from './issue-tokens.js'
+import { OAuthError } from './oauth-error.js'
+import { type OAuthParams, readParam } from './oauth-params.js'
+import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
+import { generateOpaqueSecret, hashSecret } from './random-secret.js'
+import { updateRecord } from './update-record.js'
+
+// Private grant handler of the token endpoint; see handleTokenRequest.
+
+type Rotation = 'rotated' | 'reused' | 'revoked' | 'expired' | 'unknown'
+
+function invalidGrant(description: string): OAuthError {
+  return new OAuthError('invalid_grant', description)
+}
+
+// RFC 6749 §6: a refresh may narrow the scopes, never widen them (implied scopes count as granted).
+function narrowScopes(family: RefreshFamilyRecord, scope: string | undefined): readonly Scope[] {
+  if (scope === undefined) return family.scopes
+  let requested: readonly Scope[]
+  try {
+    requested = parseScopes(scope).granted
+  } catch (error) {
+    throw new OAuthError('invalid_scope', (error as ScopeError).message, { cause: error })
+  }
+  const granted = parseScopes(family.scopes)
+  const extra = requested.find((name) => !granted.has(name))
+  if (extra !== undefined) throw new OAuthError('invalid_scope', `scope ${extra} was not granted`)
+  return requested
+}
+
+// The rule of one refresh: revoked, then reused (an earlier token of the family: revoke it all,
+// RFC 9700 §4.14.2), then expired, else rotate to `newHash`, remembering the access token issued.
+function rotate(
+  family: RefreshFamilyRecord | undefined,
+  hash: string,
+  now: number,
+  rotation?: { readonly newHash: string; readonly token: IssuedAccessToken; readonly ttlMs: number },
+): { readonly result: Rotation; readonly next?: RefreshFamilyRecord } {
+  if (family === undefined) return { result: 'unknown' }
+  if (family.revokedAt !== undefined) return { result: 'revoked' }
+  const version = family.version + 1
+  if (family.tokenHashes.at(-1) !== hash)
+    return { result: 'reused', next: { ...family, version, revokedAt: now } }
+  if (!(now < family.expiresAt)) return { result: 'expired' }
+  if (rotation === undefined) return { result: 'rotated' }
+  const expiresAt = now + rotation.ttlMs
+  const accessTokens = [...family.accessTokens.filter((token) => now < token.expiresAt), rotation.token]
+  const next: RefreshFamilyRecord = {
+    ...family,
+    version,
+    tokenHashes: [...family.tokenHashes, rotation.newHash].slice(-MAX_REMEMBERED_REFRESH_TOKENS),
+    accessTokens,
+    expiresAt,
+    retainUntil: Math.max(expiresAt, ...accessTokens.map((token) => token.expiresAt)),
+  }
+  return { result: 'rotated', next }
+}
+
+const FAILURES: Readonly<Record<Exclude<Rotation, 'rotated'>, string>> = {
+  unknown: 'unknown refresh token',
+  revoked: 'the refresh token was revoked',
+  reused: 'the refresh token was already used; its family is revoked',
+  expired: 'the refresh token has expired',
+}
+
+async function failRotation(context: GrantContext, result: Exclude<Rotation, 'rotated'>, familyId: string) {
+  // The family's compare-and-set recorded the revocation; the access tokens it issued go too.
+  if (result === 'reused') await revokeRefreshFamily(context, familyId)
+  return invalidGrant(FAILURES[result])
+}
+
+/**
+ * The `refresh_token` grant (RFC 6749 §6) for registered offline clients, with rotation: each refresh
+ * token works once and is replaced; presenting a rotated one revokes the whole family and every
+ * access token it issued (RFC 9700 §4.14.2).
+ */
+export async function refreshAccessToken(
+  context: GrantContext,
+  params: OAuthParams,
+): Promise<TokenResponseBody> {
+  const client = context.client
+  const value = readParam(params, 'refresh_token')
+  if (value === undefined) throw new OAuthError('invalid_request', 'refresh_token is required')
+  const scope = readParam(params, 'scope')
+  if (client === undefined || !client.offline) {
+    throw new OAuthError('unauthorized_client', 'only registered clients with offline access refresh tokens')
+  }
+  const { state, now } = context
+  const hash = hashSecret(value)
+  const family = await state.findRefreshFamilyByTokenHash(hash, now)
+  if (family === undefined) throw invalidGrant(FAILURES.unknown)
+  if (family.clientId !== client.id) throw invalidGrant('the refresh token was issued to another client')
+  const scopes = narrowScopes(family, scope)
+  // Check before issuing anything, so that a dead refresh token creates no access token.
+  const precheck = rotate(family, hash, now)
+  if (precheck.result !== 'rotated') throw await failRotation(context, precheck.result, family.id)
+
+  // The new access token is saved before the rotation is recorded: a concurrent reuse that revokes
+  // the family then finds it, and if the rotation loses, it is revoked here.
+  const { value: accessToken, token } = await issueAccessToken(context, family.userId, scopes)
+  const refreshToken = generateOpaqueSecret()
+  const newHash = hashSecret(refreshToken)
+  const rotation = { newHash, token, ttlMs: context.refreshTokenTtlMs }
+  const result = await updateRecord<RefreshFamilyRecord, Rotation>(
+    () => state.findRefreshFamily(family.id, now),
+    (next) => state.replaceRefreshFamily(next),
+    (current) => rotate(current, hash, now, rotation),
+  )
+  if (result !== 'rotated') {
+    await revokeAccessTokens(context.tokens, [token.id], now)
+    throw await failRotation(context, result, family.id)
+  }
+  return tokenResponseBody(context, accessToken, scopes, refreshToken)
+}
