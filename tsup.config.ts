@@ -19,5 +19,15 @@ export default defineConfig({
   treeshake: true,
   clean: true,
   sourcemap: true,
-  external: ['express', 'fastify', 'fastify-plugin', 'hono', '@hono/node-server', 'proxy-addr', 'zod', 'ipaddr.js', 'fast-check'],
+  external: [
+    'express',
+    'fastify',
+    'fastify-plugin',
+    'hono',
+    '@hono/node-server',
+    'proxy-addr',
+    'zod',
+    'ipaddr.js',
+    'fast-check',
+  ],
 })

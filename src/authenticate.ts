@@ -1,4 +1,5 @@
 import { parseBearerHeader } from './bearer.js'
+import { withDeadline } from './deadline.js'
 import { type Deny, deny } from './decision.js'
 import type { Principal } from './principal.js'
 import { parseScopes } from './scopes.js'
@@ -35,7 +36,9 @@ export interface AuthenticateOptions {
 }
 
 /** What the bearer header alone decides, before any store lookup. */
-export type TokenExtraction = { readonly ok: true; readonly token: string | undefined } | { readonly ok: false; readonly decision: Deny }
+export type TokenExtraction =
+  | { readonly ok: true; readonly token: string | undefined }
+  | { readonly ok: false; readonly decision: Deny }
 
 const NO_TOKEN: TokenExtraction = Object.freeze({ ok: true, token: undefined })
 
@@ -57,25 +60,6 @@ export function extractBearerToken(input: CredentialsInput): TokenExtraction {
     case 'token':
       if (input.accessTokenParameter === true) return { ok: false, decision: deny('invalid_request') }
       return { ok: true, token: credentials.token }
-  }
-}
-
-const TIMEOUT = Symbol('timeout')
-
-async function lookup(tokens: TokenStore, hash: string, timeoutMs: number): Promise<unknown> {
-  const pending = tokens.findByHash(hash)
-  // Only a real promise needs a timer; a store that answers synchronously costs none.
-  if (!(pending instanceof Promise)) return pending
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<typeof TIMEOUT>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, TIMEOUT)
-  })
-  try {
-    const found = await Promise.race([pending, timeout])
-    if (found === TIMEOUT) throw new Error('token store timed out')
-    return found
-  } finally {
-    clearTimeout(timer)
   }
 }
 
@@ -115,41 +99,69 @@ function isRecordFor(value: unknown, hash: string): value is TokenRecord {
   )
 }
 
+function failure(code: 'invalid_request' | 'missing_token' | 'invalid_token' | 'service_unavailable') {
+  return Object.freeze({ ok: false as const, decision: deny(code) })
+}
+
+const MISSING_TOKEN = failure('missing_token')
+const INVALID_TOKEN = failure('invalid_token')
+const UNAVAILABLE = failure('service_unavailable')
+
 /**
  * Authenticates a request: header syntax, then token format and checksum (no store lookup for a
  * malformed value), then the store. Fails closed: a store that throws, hangs past the timeout or
  * answers garbage gives 503, never a principal.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-3.1
+ * @example
+ * const result = await authenticateRequest({ authorization: [req.headers.authorization] },
+ *                                          { tokens, now: Date.now, storeTimeoutMs: 2000 })
  */
-export async function authenticateRequest(
+export function authenticateRequest(
   input: CredentialsInput,
   options: AuthenticateOptions,
 ): Promise<AuthenticationResult> {
   const extracted = extractBearerToken(input)
-  if (!extracted.ok) return extracted
+  if (!extracted.ok) return Promise.resolve(extracted)
   const token = extracted.token
   if (token === undefined) {
-    return options.anonymous === undefined
-      ? { ok: false, decision: deny('missing_token') }
-      : { ok: true, principal: options.anonymous }
+    return Promise.resolve(
+      options.anonymous === undefined ? MISSING_TOKEN : { ok: true, principal: options.anonymous },
+    )
   }
-  if (!isWellFormedTokenValue(token)) return { ok: false, decision: deny('invalid_token') }
+  if (!isWellFormedTokenValue(token)) return Promise.resolve(INVALID_TOKEN)
   const hash = hashTokenValue(token)
-  let principal: Principal
-  let record: TokenRecord
   const now = options.now()
+  let found: unknown
   try {
-    const found = await lookup(options.tokens, hash, options.storeTimeoutMs)
-    if (found === undefined) return { ok: false, decision: deny('invalid_token') }
-    if (!isRecordFor(found, hash)) throw new Error('token store answered something that is not a token record')
-    record = found
-    if (tokenStatus(record, now) !== 'active') return { ok: false, decision: deny('invalid_token') }
-    principal = principalOf(record)
+    found = options.tokens.findByHash(hash)
   } catch {
-    return { ok: false, decision: deny('service_unavailable') }
+    return Promise.resolve(UNAVAILABLE)
   }
-  touch(options, record, now)
+  // An in-memory store answers synchronously: no deadline, no extra turn of the event loop.
+  if (!(found instanceof Promise)) return Promise.resolve(settle(found, hash, now, options))
+  return withDeadline(found, options.storeTimeoutMs).then(
+    (record) => settle(record, hash, now, options),
+    () => UNAVAILABLE,
+  )
+}
+
+function settle(
+  found: unknown,
+  hash: string,
+  now: number,
+  options: AuthenticateOptions,
+): AuthenticationResult {
+  if (found === undefined) return INVALID_TOKEN
+  if (!isRecordFor(found, hash)) return UNAVAILABLE
+  let principal: Principal
+  try {
+    if (tokenStatus(found, now) !== 'active') return INVALID_TOKEN
+    principal = principalOf(found)
+  } catch {
+    return UNAVAILABLE
+  }
+  touch(options, found, now)
   return { ok: true, principal }
 }
 

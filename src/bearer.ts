@@ -23,6 +23,17 @@ for (const c of '-._~+/0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 const SP = 0x20
 const EQUALS = 0x3d
 
+const BEARER = 'bearer'
+
+// Case-insensitive match of the first six characters against `bearer`, without allocating: OR-ing
+// 0x20 lower-cases ASCII letters, and every other tchar that could collide is not a letter.
+function isBearerScheme(value: string): boolean {
+  for (let k = 0; k < 6; k++) {
+    if ((value.charCodeAt(k) | 0x20) !== BEARER.charCodeAt(k)) return false
+  }
+  return true
+}
+
 function isTchar(code: number): boolean {
   return code < 128 && TCHAR[code] === 1
 }
@@ -40,7 +51,7 @@ export function parseBearerHeader(value: string): BearerCredentials {
   let i = 0
   while (i < length && isTchar(value.charCodeAt(i))) i++
   if (i === 0) return MALFORMED
-  if (i !== 6 || value.slice(0, 6).toLowerCase() !== 'bearer') return NONE
+  if (i !== 6 || !isBearerScheme(value)) return NONE
   let start = i
   while (start < length && value.charCodeAt(start) === SP) start++
   if (start === i || start === length) return MALFORMED

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { type ConfigPath, ConfigError } from './errors.js'
+import { ConfigError, type ConfigPath } from './errors.js'
 
 /**
  * Turns a zod failure into a {@link ConfigError} naming the first offending field. The detail is

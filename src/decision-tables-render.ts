@@ -60,7 +60,7 @@ export function renderDecisionTablesMarkdown(tables: DecisionTables): string {
     '',
     'Every answer the policy gives, enumerated from the core itself (`decide`). Find the resource kind,',
     "then the token's scope in that family (scopes imply the narrower ones of their family, and nothing",
-    'in another family), then the row for the resource\'s public level and the user\'s own level.',
+    "in another family), then the row for the resource's public level and the user's own level.",
     '',
     '- **public level**: what a logged-out caller may do (`none` hides the resource from the public).',
     "- **user level**: what the token's owner may do, scopes aside (`none` for a stranger).",
@@ -77,7 +77,15 @@ export function renderDecisionTablesMarkdown(tables: DecisionTables): string {
     const rows = tables.decisions.filter((row) => row.resource === kind)
     const scopes = [...new Set(rows.map((row) => row.scope))]
     for (const scope of scopes) {
-      out.push(`### Token with \`${scope}\``, '', ...tableFor(rows.filter((row) => row.scope === scope), kind), '')
+      out.push(
+        `### Token with \`${scope}\``,
+        '',
+        ...tableFor(
+          rows.filter((row) => row.scope === scope),
+          kind,
+        ),
+        '',
+      )
     }
   }
   out.push(
@@ -107,7 +115,16 @@ export function renderDecisionTablesJson(tables: DecisionTables): string {
 export function renderDecisionTablesCsv(tables: DecisionTables): string {
   const header = 'resource,scope,public_level,user_level,operation,status,code,required_scope'
   const lines = tables.decisions.map((row) =>
-    [row.resource, row.scope, row.publicLevel, row.userLevel, row.operation, row.status, row.code, row.requiredScope ?? ''].join(','),
+    [
+      row.resource,
+      row.scope,
+      row.publicLevel,
+      row.userLevel,
+      row.operation,
+      row.status,
+      row.code,
+      row.requiredScope ?? '',
+    ].join(','),
   )
   return `${[header, ...lines].join('\r\n')}\r\n`
 }

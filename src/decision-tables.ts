@@ -58,8 +58,17 @@ function row(
   operation: Operation,
   decision: Decision,
 ): DecisionTableRow {
-  if (decision.allowed) return { resource, scope, publicLevel, userLevel, operation, status: 200, code: 'allow' }
-  const base = { resource, scope, publicLevel, userLevel, operation, status: decision.status, code: decision.code }
+  if (decision.allowed)
+    return { resource, scope, publicLevel, userLevel, operation, status: 200, code: 'allow' }
+  const base = {
+    resource,
+    scope,
+    publicLevel,
+    userLevel,
+    operation,
+    status: decision.status,
+    code: decision.code,
+  }
   return decision.scope === undefined ? base : { ...base, requiredScope: decision.scope }
 }
 
@@ -93,7 +102,11 @@ function resourceCases(kind: DecisionTableRow['resource']): [string, string, Res
   }
 }
 
-const EXPORT_CASES: readonly [ExportRestrictionsInput, Operation, { clientAddress?: string; size?: { records?: number; bytes?: number } }][] = [
+const EXPORT_CASES: readonly [
+  ExportRestrictionsInput,
+  Operation,
+  { clientAddress?: string; size?: { records?: number; bytes?: number } },
+][] = [
   [{ allowedIps: ['10.0.0.0/8'] }, 'table.read', { clientAddress: '10.1.2.3' }],
   [{ allowedIps: ['10.0.0.0/8'] }, 'table.read', { clientAddress: '::ffff:10.1.2.3' }],
   [{ allowedIps: ['10.0.0.0/8'] }, 'table.read', { clientAddress: '192.168.1.5' }],
@@ -111,7 +124,10 @@ const EXPORT_CASES: readonly [ExportRestrictionsInput, Operation, { clientAddres
   [{ maxBytes: 0, maxRecords: 0, allowedIps: [] }, 'dataset.overview', {}],
 ]
 
-function describeRequest(request: { clientAddress?: string; size?: { records?: number; bytes?: number } }): string {
+function describeRequest(request: {
+  clientAddress?: string
+  size?: { records?: number; bytes?: number }
+}): string {
   const parts: string[] = []
   if (request.clientAddress !== undefined) parts.push(`from ${request.clientAddress}`)
   if (request.size?.records !== undefined) parts.push(`${request.size.records} records`)
@@ -133,7 +149,9 @@ export function buildDecisionTables(): DecisionTables {
       const principal = principalWith(scope)
       for (const [publicLevel, userLevel, resource] of resourceCases(kind)) {
         for (const operation of operationsOf(kind)) {
-          decisions.push(row(kind, scope, publicLevel, userLevel, operation, decide({ principal, operation, resource })))
+          decisions.push(
+            row(kind, scope, publicLevel, userLevel, operation, decide({ principal, operation, resource })),
+          )
         }
       }
     }

@@ -49,8 +49,8 @@ export class MemoryTokenStore implements TokenStore {
   readonly #byHash = new Map<string, TokenRecord>()
   readonly #idsByOwner = new Map<string, Set<string>>()
 
-  /** The record whose value hashes to `hash`, whatever its status. */
-  async findByHash(hash: string): Promise<TokenRecord | undefined> {
+  /** The record whose value hashes to `hash`, whatever its status; answers synchronously. */
+  findByHash(hash: string): TokenRecord | undefined {
     return this.#byHash.get(hash)
   }
 

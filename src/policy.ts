@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { type AuthenticationResult, authenticateRequest, type CredentialsInput } from './authenticate.js'
+import { configErrorFromZod } from './config-error.js'
 import { checkResponseSize, decide, type RequestFacts } from './decide.js'
 import { type Allow, type Decision, type Deny, deny } from './decision.js'
-import { configErrorFromZod } from './config-error.js'
 import { type HttpDenial, renderDenial } from './http-denial.js'
 import type { Operation } from './operations.js'
 import { ANONYMOUS, type Principal } from './principal.js'
@@ -45,7 +45,12 @@ export interface AccessPolicy {
   /** Transport check, then bearer authentication (design §4). Never rejects. */
   authenticate(request: RequestContext): Promise<AuthenticationResult>
   /** Decides an operation on a resource; `undefined` (no such resource) is 404. */
-  authorize(principal: Principal, operation: Operation, resource: Resource | undefined, request?: RequestFacts): Decision
+  authorize(
+    principal: Principal,
+    operation: Operation,
+    resource: Resource | undefined,
+    request?: RequestFacts,
+  ): Decision
   /**
    * Resolves the resource with the host's resolver, then decides. A resolver that throws or
    * rejects is 503, never an allow; one that answers `undefined` is 404.
@@ -81,9 +86,9 @@ const optionsSchema = z.strictObject({
   allowAnonymous: z.boolean().default(false),
   requireHttps: z.boolean().default(true),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
-  now: z.custom<() => number>((value) => typeof value === 'function', { message: 'must be a function' }).default(
-    () => Date.now,
-  ),
+  now: z
+    .custom<() => number>((value) => typeof value === 'function', { message: 'must be a function' })
+    .default(() => Date.now),
 })
 
 /**
@@ -107,7 +112,11 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
 
   const authorize: AccessPolicy['authorize'] = (principal, operation, resource, request) => {
     if (resource === undefined) return deny('not_found')
-    return decide(request === undefined ? { principal, operation, resource } : { principal, operation, resource, request })
+    return decide(
+      request === undefined
+        ? { principal, operation, resource }
+        : { principal, operation, resource, request },
+    )
   }
 
   const policy: AccessPolicy = {

@@ -18,8 +18,11 @@ import type { TokenRecord } from './token-record.js'
  * await store.findByHash(hashTokenValue(value)) // record
  */
 export interface TokenStore {
-  /** The record whose value hashes to `hash` (64 lower-case hex digits), whatever its status. */
-  findByHash(hash: string): Promise<TokenRecord | undefined>
+  /**
+   * The record whose value hashes to `hash` (64 lower-case hex digits), whatever its status. It is
+   * on every request's path, so a store that holds records in memory may answer synchronously.
+   */
+  findByHash(hash: string): TokenRecord | undefined | Promise<TokenRecord | undefined>
   /** The record with this id, whatever its status. */
   findById(id: string): Promise<TokenRecord | undefined>
   /** Adds a new record; a duplicate id or hash is a `TokenStoreError`. */

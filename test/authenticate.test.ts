@@ -127,7 +127,13 @@ describe('authenticateRequest: Authorization inputs (design §4, RFC 6750)', () 
 describe('format and checksum are checked before any store lookup', () => {
   test('a malformed token never reaches the store', async () => {
     let lookups = 0
-    const counting = { ...storeMethods(store), findByHash: async () => (lookups++, undefined) }
+    const counting = {
+      ...storeMethods(store),
+      findByHash: async () => {
+        lookups++
+        return undefined
+      },
+    }
     await authenticateRequest({ authorization: ['Bearer abc'] }, { ...options(), tokens: counting })
     await authenticateRequest({ authorization: [`Bearer ${flip(good)}`] }, { ...options(), tokens: counting })
     expect(lookups).toBe(0)

@@ -14,6 +14,10 @@ function describe(decision: Decision): string {
   return `deny ${decision.status} ${decision.code}${scope}`
 }
 
+function mismatch(label: string, wanted: string, decision: Decision): never {
+  throw new Error(`${label}: expected ${wanted}, got ${describe(decision)}`)
+}
+
 /**
  * Asserts a decision, throwing an `Error` with a readable message otherwise. Works with any test
  * runner (vitest, node:test, jest).
@@ -23,17 +27,20 @@ function describe(decision: Decision): string {
  * expectDecision(decision, { code: 'insufficient_scope', scope: 'data.data' })
  */
 export function expectDecision(decision: Decision, expected: ExpectedDecision, label = 'decision'): void {
-  const fail = (what: string) => {
-    throw new Error(`${label}: expected ${what}, got ${describe(decision)}`)
-  }
   if (expected === 'allow') {
-    if (!decision.allowed) fail('allow')
+    if (!decision.allowed) mismatch(label, 'allow', decision)
     return
   }
   const want = typeof expected === 'string' ? { code: expected } : expected
-  const wanted = `deny ${want.status ?? ''}${want.status === undefined ? '' : ' '}${want.code}${want.scope === undefined ? '' : `, scope ${want.scope}`}`
-  if (decision.allowed) return fail(wanted)
-  if (decision.code !== want.code) fail(wanted)
-  if (want.status !== undefined && decision.status !== want.status) fail(wanted)
-  if (want.scope !== undefined && decision.scope !== want.scope) fail(wanted)
+  const status = want.status === undefined ? '' : `${want.status} `
+  const scope = want.scope === undefined ? '' : `, scope ${want.scope}`
+  const wanted = `deny ${status}${want.code}${scope}`
+  if (decision.allowed) mismatch(label, wanted, decision)
+  if (
+    decision.code !== want.code ||
+    (want.status !== undefined && decision.status !== want.status) ||
+    (want.scope !== undefined && decision.scope !== want.scope)
+  ) {
+    mismatch(label, wanted, decision)
+  }
 }

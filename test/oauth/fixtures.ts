@@ -68,7 +68,7 @@ export function createWorld(): World {
     state,
     tokens,
     options: (now, extra = {}) => ({ clients: lookupClient, state, tokens, now, ...extra }),
-    token: (value) => tokens.findByHash(hashTokenValue(value)),
+    token: async (value) => tokens.findByHash(hashTokenValue(value)),
   }
 }
 

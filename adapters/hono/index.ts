@@ -1,0 +1,250 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import type { ConnInfo } from 'hono/conninfo'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import {
+  type AccessPolicy,
+  type Allow,
+  createExportMeter,
+  type Deny,
+  deny,
+  type Operation,
+  type Principal,
+  type Resource,
+} from '../../src/index.js'
+import {
+  accessTokenParameterDenial,
+  bodyHasAccessToken,
+  queryHasAccessToken,
+} from '../shared/access-token-parameter.js'
+import { type NodeHeaderSource, readAuthorizationValues } from '../shared/authorization-header.js'
+import {
+  type DataChunk,
+  type DataResponse,
+  DEFAULT_STREAM_TYPE,
+  prepareData,
+  requireAllow,
+  type StreamInit,
+} from '../shared/data-response.js'
+import { meterChunks } from '../shared/metered-chunks.js'
+import { requestFacts } from '../shared/request-facts.js'
+import { checkRouteAccess } from '../shared/route-access.js'
+import {
+  compileTrustProxy,
+  type ForwardedOrigin,
+  resolveForwarded,
+  type TrustProxy,
+} from '../shared/trust-proxy.js'
+
+export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
+export type { TrustProxy } from '../shared/trust-proxy.js'
+
+/** Options of {@link accessControl}. */
+export interface HonoAccessControlOptions {
+  /** The policy built once with `createAccessPolicy`. */
+  readonly policy: AccessPolicy
+  /** The runtime's connection info reader, e.g. `getConnInfo` from `@hono/node-server/conninfo`. */
+  readonly getConnInfo: (c: Context) => ConnInfo
+  /**
+   * Which peers may set `X-Forwarded-For` / `X-Forwarded-Proto`, as Express's `trust proxy`:
+   * `false` (default), `true`, `'loopback'`, or addresses and CIDRs (a list or comma-separated).
+   */
+  readonly trustProxy?: TrustProxy
+}
+
+/** The context variables the middleware sets. */
+export type AccessVariables = { principal: Principal; accessDecision: Allow }
+
+/** The Hono environment of routes behind the middleware. */
+export type AccessEnv = { Variables: AccessVariables }
+
+/** Describes the route's resource to the policy, or `undefined` when there is no such resource (404). */
+export type HonoResourceResolver = (
+  c: Context<AccessEnv>,
+) => Resource | undefined | Promise<Resource | undefined>
+
+/** Hono middleware and response helpers bound to one policy. */
+export interface HonoAccessControl {
+  /** Authenticates the request and sets `principal`; answers the denial itself on failure. */
+  readonly authenticate: MiddlewareHandler<AccessEnv>
+  /** Guards a route with an operation; authenticates first when `principal` is unset; sets `accessDecision`. */
+  require(operation: Operation, resolve: HonoResourceResolver): MiddlewareHandler<AccessEnv>
+  /** A complete data body, or the 403 `export_restricted` denial when it exceeds a cap. */
+  sendData(c: Context, data: DataResponse): Response
+  /** A body streamed through the export meter; past a cap the transfer breaks. */
+  streamData(c: Context, chunks: AsyncIterable<DataChunk> | Iterable<DataChunk>, init?: StreamInit): Response
+  /** The policy's status, headers and body for a denial. */
+  sendDenial(c: Context, decision: Deny): Response
+}
+
+// What `@hono/node-server` passes as `c.env`; typed structurally so the package stays optional.
+type NodeBindings = { readonly incoming?: NodeHeaderSource; readonly outgoing?: { destroy(): unknown } }
+
+function nodeBindings(c: Context): NodeBindings | undefined {
+  const env: unknown = c.env
+  return typeof env === 'object' && env !== null ? (env as NodeBindings) : undefined
+}
+
+function authorizationValues(c: Context): readonly string[] {
+  const incoming = nodeBindings(c)?.incoming
+  // On Node the raw request still tells repeated headers apart; Fetch `Headers` join them with
+  // ', ', which the core's grammar rejects (400) anyway.
+  if (Array.isArray(incoming?.rawHeaders)) return readAuthorizationValues(incoming)
+  const value = c.req.header('authorization')
+  return value === undefined ? [] : [value]
+}
+
+// The bodies Express (`express.json`, `express.urlencoded`) and Fastify parse; GET and HEAD carry none
+// (@hono/node-server drops them), others are left to the handler.
+function parsedBodyKind(c: Context): 'json' | 'form' | undefined {
+  const method = c.req.method
+  if (method === 'GET' || method === 'HEAD') return undefined
+  const mediaType = (c.req.header('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
+  if (mediaType === 'application/json') return 'json'
+  if (mediaType === 'application/x-www-form-urlencoded') return 'form'
+  return undefined
+}
+
+async function bodyCarriesAccessToken(c: Context, kind: 'json' | 'form'): Promise<boolean> {
+  try {
+    // Hono caches the parsed body, so the handler can still read it.
+    return bodyHasAccessToken(kind === 'json' ? await c.req.json() : await c.req.parseBody())
+  } catch {
+    // An unparsable body carries no parameter; the handler answers it as it would anyway.
+    return false
+  }
+}
+
+/**
+ * Binds a policy to Hono 4. The client address is the connection's, with `X-Forwarded-For` and
+ * `X-Forwarded-Proto` applied only as far as `trustProxy` trusts the peers that sent them.
+ *
+ * @throws {ConfigError} naming `trustProxy` when it lists something that is not an address or CIDR.
+ * @example
+ * const access = accessControl({ policy, getConnInfo, trustProxy: 'loopback' })
+ * app.get('/api/v1/datasets/:owner/:name/metadata',
+ *   access.require('dataset.metadata', (c) => describe(c.req.param(), c.get('principal'))), handler)
+ */
+export function accessControl(options: HonoAccessControlOptions): HonoAccessControl {
+  const { policy, getConnInfo } = options
+  const trust = compileTrustProxy(options.trustProxy)
+
+  function originOf(c: Context): ForwardedOrigin {
+    return resolveForwarded(trust, {
+      peerAddress: getConnInfo(c).remote.address,
+      directProtocol: c.req.url.startsWith('https:') ? 'https' : 'http',
+      forwardedFor: c.req.header('x-forwarded-for'),
+      forwardedProto: c.req.header('x-forwarded-proto'),
+    })
+  }
+
+  function sendDenial(c: Context, decision: Deny): Response {
+    const rendered = policy.render(decision)
+    return c.body(rendered.body, rendered.status as ContentfulStatusCode, { ...rendered.headers })
+  }
+
+  // Header and query first, then an `access_token` in a form or JSON body, as on Express and Fastify.
+  async function principalOf(c: Context<AccessEnv>, origin: ForwardedOrigin): Promise<Principal | Deny> {
+    const authorization = authorizationValues(c)
+    let principal = c.get('principal') as Principal | undefined
+    if (principal === undefined) {
+      const result = await policy.authenticate({
+        authorization,
+        accessTokenParameter: queryHasAccessToken(c.req.url),
+        protocol: origin.protocol,
+        clientAddress: origin.clientAddress,
+      })
+      if (!result.ok) return result.decision
+      principal = result.principal
+    }
+    const bodyKind = parsedBodyKind(c)
+    if (bodyKind !== undefined) {
+      // Only a denial-to-be is worth parsing the body for.
+      const denial = accessTokenParameterDenial(authorization)
+      if (denial !== undefined && (await bodyCarriesAccessToken(c, bodyKind))) return denial
+    }
+    c.set('principal', principal)
+    return principal
+  }
+
+  return Object.freeze({
+    authenticate: async function authenticate(c, next) {
+      let principal: Principal | Deny
+      try {
+        principal = await principalOf(c, originOf(c))
+      } catch {
+        return sendDenial(c, deny('service_unavailable'))
+      }
+      if ('allowed' in principal) return sendDenial(c, principal)
+      await next()
+    } satisfies MiddlewareHandler<AccessEnv>,
+
+    require(operation: Operation, resolve: HonoResourceResolver): MiddlewareHandler<AccessEnv> {
+      checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
+      return async function requireAccess(c, next) {
+        let decision: Allow | Deny
+        try {
+          const origin = originOf(c)
+          const principal = await principalOf(c, origin)
+          if ('allowed' in principal) return sendDenial(c, principal)
+          decision = await policy.guard(
+            principal,
+            operation,
+            () => resolve(c),
+            requestFacts(origin.clientAddress),
+          )
+        } catch {
+          return sendDenial(c, deny('service_unavailable'))
+        }
+        if (!decision.allowed) return sendDenial(c, decision)
+        c.set('accessDecision', decision)
+        await next()
+      }
+    },
+
+    sendData(c: Context, data: DataResponse): Response {
+      const prepared = prepareData(policy, c.get('accessDecision') as Allow | undefined, data)
+      if (!prepared.ok) return sendDenial(c, prepared.decision)
+      return c.body(prepared.bytes as Uint8Array<ArrayBuffer>, prepared.status as ContentfulStatusCode, {
+        'content-type': prepared.contentType,
+      })
+    },
+
+    streamData(
+      c: Context,
+      chunks: AsyncIterable<DataChunk> | Iterable<DataChunk>,
+      init: StreamInit = {},
+    ): Response {
+      const meter = createExportMeter(
+        requireAllow(c.get('accessDecision') as Allow | undefined, 'streamData'),
+      )
+      const iterator = meterChunks(chunks, meter)
+      const outgoing = nodeBindings(c)?.outgoing
+      const body = new ReadableStream<Uint8Array<ArrayBuffer>>({
+        async pull(controller) {
+          try {
+            const next = await iterator.next()
+            if (next.done) controller.close()
+            else controller.enqueue(next.value as Uint8Array<ArrayBuffer>)
+          } catch (error) {
+            if (typeof outgoing?.destroy === 'function') {
+              // @hono/node-server frames a stream that errors within its first reads as a complete
+              // body with a Content-Length; destroying the socket breaks the transfer regardless.
+              outgoing.destroy()
+              controller.close()
+            } else {
+              controller.error(error)
+            }
+          }
+        },
+        async cancel() {
+          await iterator.return()
+        },
+      })
+      return c.body(body, (init.status ?? 200) as ContentfulStatusCode, {
+        'content-type': init.contentType ?? DEFAULT_STREAM_TYPE,
+      })
+    },
+
+    sendDenial,
+  })
+}

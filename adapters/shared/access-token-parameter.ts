@@ -1,0 +1,43 @@
+import { type Deny, extractBearerToken } from '../../src/index.js'
+
+/**
+ * True when the request target's query carries an `access_token` parameter (RFC 6750 §2.3), however
+ * its name is percent-encoded. Reads the raw target so that every framework answers alike.
+ *
+ * @example
+ * queryHasAccessToken('/api/v1/x?access%5Ftoken=abc') // true
+ */
+export function queryHasAccessToken(target: string): boolean {
+  const start = target.indexOf('?')
+  if (start === -1) return false
+  const query = target.slice(start + 1)
+  // The name contains `_` when spelled plainly and `%` when encoded: most queries skip the parse.
+  if (!query.includes('_') && !query.includes('%')) return false
+  return new URLSearchParams(query).has('access_token')
+}
+
+/**
+ * True when a parsed request body (a JSON object, form fields, `URLSearchParams` or `FormData`)
+ * carries an `access_token` parameter (RFC 6750 §2.2).
+ *
+ * @example
+ * bodyHasAccessToken({ access_token: 'abc' }) // true
+ */
+export function bodyHasAccessToken(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false
+  if (body instanceof URLSearchParams) return body.has('access_token')
+  if (typeof FormData === 'function' && body instanceof FormData) return body.has('access_token')
+  return Object.hasOwn(body, 'access_token')
+}
+
+/**
+ * The denial an `access_token` parameter causes next to these `Authorization` values, as the core
+ * decides it (a token sent twice is 400), or undefined when the parameter changes nothing.
+ *
+ * @example
+ * if (bodyHasAccessToken(req.body)) return accessTokenParameterDenial(readAuthorizationValues(req))
+ */
+export function accessTokenParameterDenial(authorization: readonly string[]): Deny | undefined {
+  const extracted = extractBearerToken({ authorization, accessTokenParameter: true })
+  return extracted.ok ? undefined : extracted.decision
+}

@@ -1,0 +1,73 @@
+// A small side-by-side micro-benchmark harness. Candidates run in interleaved rounds (A B C, A B C,
+// …) so that machine noise (a neighbour on the shared cores, a GC, frequency changes) lands on all
+// of them alike; each figure is the median of the rounds. Ratios within one run are the result.
+
+/** One candidate: a name and a function run once per operation (its result is kept alive). */
+export interface Candidate {
+  readonly name: string
+  readonly run: (i: number) => unknown
+}
+
+/** The median cost of one operation of each candidate, in nanoseconds. */
+export interface Measurement {
+  readonly name: string
+  readonly nsPerOp: number
+}
+
+let sink: unknown
+
+/** Runs each candidate `rounds` times for `iterations` operations, interleaved; medians in ns/op. */
+export function compare(
+  candidates: readonly Candidate[],
+  options: { iterations: number; rounds?: number },
+): Measurement[] {
+  const rounds = options.rounds ?? 15
+  const samples = candidates.map(() => [] as number[])
+  for (const candidate of candidates) {
+    for (let i = 0; i < Math.min(options.iterations, 20_000); i++) sink = candidate.run(i)
+  }
+  for (let round = 0; round < rounds; round++) {
+    candidates.forEach((candidate, index) => {
+      const start = process.hrtime.bigint()
+      for (let i = 0; i < options.iterations; i++) sink = candidate.run(i)
+      const elapsed = Number(process.hrtime.bigint() - start)
+      samples[index]!.push(elapsed / options.iterations)
+    })
+  }
+  if (sink === Symbol.for('never')) console.log(sink)
+  return candidates.map((candidate, index) => ({ name: candidate.name, nsPerOp: median(samples[index]!) }))
+}
+
+/** Like {@link compare}, for asynchronous operations awaited one after another. */
+export async function compareAsync(
+  candidates: readonly { readonly name: string; readonly run: (i: number) => Promise<unknown> }[],
+  options: { iterations: number; rounds?: number },
+): Promise<Measurement[]> {
+  const rounds = options.rounds ?? 15
+  const samples = candidates.map(() => [] as number[])
+  for (const candidate of candidates) {
+    for (let i = 0; i < Math.min(options.iterations, 5_000); i++) sink = await candidate.run(i)
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, candidate] of candidates.entries()) {
+      const start = process.hrtime.bigint()
+      for (let i = 0; i < options.iterations; i++) sink = await candidate.run(i)
+      samples[index]!.push(Number(process.hrtime.bigint() - start) / options.iterations)
+    }
+  }
+  return candidates.map((candidate, index) => ({ name: candidate.name, nsPerOp: median(samples[index]!) }))
+}
+
+/** The median of a list of numbers. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+/** Formats nanoseconds for a table: `17.5 ns`, `1.20 µs`, `73.1 µs`. */
+export function formatNs(ns: number): string {
+  if (ns < 1000) return `${ns.toFixed(1)} ns`
+  if (ns < 1_000_000) return `${(ns / 1000).toFixed(2)} µs`
+  return `${(ns / 1_000_000).toFixed(2)} ms`
+}

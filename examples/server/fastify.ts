@@ -1,0 +1,126 @@
+/**
+ * The reference server on Fastify 5: each neutral route becomes a Fastify route whose
+ * `config.access` the adapter plugin enforces. Fastify's defaults already route case-sensitively
+ * and strictly about trailing slashes; `trustProxy` is the `--trust-proxy` list.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
+import { accessControl } from '../../adapters/fastify/index.js'
+import { deny } from '../../src/index.js'
+import type { App } from './app.js'
+import {
+  type BindingOptions,
+  closeServer,
+  createFrontDoorServer,
+  listen,
+  type RunningServer,
+} from './front-door.js'
+import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from './http-result.js'
+import { onceBody, readCapped } from './request-body.js'
+import { queryOf } from './request-target.js'
+import { type ApiRequest, MAX_BODY_BYTES, type Route, type RouteResult } from './route-set.js'
+import { runRoute } from './run-route.js'
+
+/**
+ * Builds the Fastify instance for an app's route sets, on a front-door server.
+ *
+ * @example
+ * const web = await createFastifyApp(app, false)
+ */
+export async function createFastifyApp(app: App, trustProxy: BindingOptions['trustProxy']) {
+  const web = Fastify({
+    trustProxy: trustProxy === false ? false : [...trustProxy],
+    serverFactory: (handler) =>
+      createFrontDoorServer(app, handler as (req: IncomingMessage, res: ServerResponse) => void),
+  })
+  // Bodies are read by the handlers (route-set.ts), the same way on every framework: Fastify only
+  // hands the stream through, unread, whatever the method and content type.
+  web.removeAllContentTypeParsers()
+  web.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+  await web.register(accessControl, { policy: app.policy })
+
+  const requests = new WeakMap<FastifyRequest, ApiRequest>()
+  const neutral = (request: FastifyRequest): ApiRequest => {
+    let found = requests.get(request)
+    if (found === undefined) {
+      found = {
+        params: request.params as Record<string, string>,
+        contentType: request.raw.headers['content-type'],
+        query: queryOf(request.raw.url),
+        get principal() {
+          return request.principal
+        },
+        body: onceBody(() => readCapped(request.raw, MAX_BODY_BYTES)),
+      }
+      requests.set(request, found)
+    }
+    return found
+  }
+
+  const send = (reply: FastifyReply, result: RouteResult): FastifyReply => {
+    switch (result.kind) {
+      case 'json':
+        return reply
+          .code(result.status)
+          .header('content-type', JSON_CONTENT_TYPE)
+          .send(JSON.stringify(result.body))
+      case 'data':
+        return reply.sendData({
+          body: result.body,
+          records: result.records,
+          contentType: result.contentType,
+          status: result.status,
+        })
+      case 'denial':
+        return reply.sendDenial(result.deny)
+    }
+  }
+
+  const mount = (route: Route): void => {
+    const guard = route.access
+    const resolve = guard?.resource
+    const access =
+      guard === undefined
+        ? undefined
+        : guard.operation !== undefined && resolve !== undefined
+          ? { operation: guard.operation, resource: (request: FastifyRequest) => resolve(neutral(request)) }
+          : {}
+    web.route({
+      method: route.method,
+      url: route.path,
+      ...(access === undefined ? {} : { config: { access } }),
+      handler: async (request, reply) => send(reply, await runRoute(route, neutral(request))),
+    })
+  }
+
+  for (const set of app.routeSets) for (const route of set.routes) mount(route)
+  web.setNotFoundHandler((_request, reply) => reply.sendDenial(deny('not_found')))
+  web.setErrorHandler((error, _request, reply) => {
+    console.error('fastify:', error)
+    return reply
+      .code(INTERNAL_ERROR.status)
+      .header('content-type', JSON_CONTENT_TYPE)
+      .send(JSON.stringify(INTERNAL_ERROR.body))
+  })
+  return web
+}
+
+/**
+ * Serves an app with Fastify.
+ *
+ * @example
+ * const server = await startFastify(app, { host: '127.0.0.1', port: 0, trustProxy: false })
+ */
+export async function startFastify(app: App, options: BindingOptions): Promise<RunningServer> {
+  const web = await createFastifyApp(app, options.trustProxy)
+  await web.ready()
+  const server = web.server as Server
+  // Malformed HTTP (conflicting framing headers, say) never reaches a framework: leave its answer
+  // to Node, as on Express and Hono, rather than to Fastify's own JSON.
+  server.removeAllListeners('clientError')
+  // Fastify closes only a server it started listening itself; this one was started by `listen`.
+  return listen(server, options, async () => {
+    await web.close()
+    await closeServer(server)
+  })
+}

@@ -1,0 +1,158 @@
+/**
+ * The command line of the reference server (design §9). Every problem is a {@link ConfigError}
+ * naming the flag and quoting the value, which main.ts prints as one line before exiting with 2.
+ */
+import { isIP } from 'node:net'
+import { ConfigError } from '../../src/index.js'
+import { quote } from './seed-schema.js'
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
+
+/** The frameworks the server runs on. */
+export const FRAMEWORKS = ['express', 'fastify', 'hono'] as const
+export type Framework = (typeof FRAMEWORKS)[number]
+
+/** Where tokens live: process memory, or (a later issue) a shared Redis server. */
+export type StoreOption = { readonly kind: 'memory' } | { readonly kind: 'redis'; readonly url: string }
+
+/** The server's options, as the flags give them. */
+export interface ServerFlags {
+  /** A seed file; absent: the embedded demo seed. */
+  readonly seed: string | undefined
+  readonly framework: Framework
+  readonly port: number
+  readonly host: string
+  readonly trustProxy: TrustProxy
+  readonly store: StoreOption
+}
+
+/** What the command line asks for. */
+export type CommandLine = { readonly help: true } | { readonly help: false; readonly flags: ServerFlags }
+
+/** The `--help` text. */
+export const USAGE = `Usage: npm start -- [options]
+
+Runs the reference data-access server (design §9) on the embedded demo seed or a seed file.
+
+Options:
+  --seed FILE             JSON seed (users, organizations, datasets, workflows, tokens, clients);
+                          default: the embedded demo seed, whose tokens are printed on start
+  --framework NAME        express | fastify | hono (default fastify)
+  --port N                port to listen on (default 3000; 0 picks a free one)
+  --host H                address to listen on (default 127.0.0.1)
+  --trust-proxy VALUE     peers allowed to set X-Forwarded-For / X-Forwarded-Proto: false (default),
+                          loopback, or addresses/CIDRs separated by commas
+  --store STORE           memory (default) | redis://HOST:PORT (not available yet)
+  --help                  show this text
+
+Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
+and name it with --trust-proxy.`
+
+const DEFAULTS: ServerFlags = {
+  seed: undefined,
+  framework: 'fastify',
+  port: 3000,
+  host: '127.0.0.1',
+  trustProxy: false,
+  store: { kind: 'memory' },
+}
+
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+
+type Parser = (value: string) => Partial<ServerFlags>
+
+const PARSERS: Readonly<Record<string, Parser>> = {
+  '--seed': (value) => {
+    if (value === '') throw new ConfigError(['--seed'], 'needs a file name')
+    return { seed: value }
+  },
+  '--framework': (value) => {
+    const framework = FRAMEWORKS.find((each) => each === value)
+    if (framework === undefined) {
+      throw new ConfigError(['--framework'], `${quote(value)} is not one of ${FRAMEWORKS.join(', ')}`)
+    }
+    return { framework }
+  },
+  '--port': (value) => {
+    if (!/^(0|[1-9][0-9]{0,4})$/.test(value) || Number(value) > 65_535) {
+      throw new ConfigError(['--port'], `${quote(value)} is not a port number from 0 to 65535`)
+    }
+    return { port: Number(value) }
+  },
+  '--host': (value) => {
+    if (isIP(value) === 0 && !HOSTNAME.test(value)) {
+      throw new ConfigError(['--host'], `${quote(value)} is not an IP address or host name`)
+    }
+    return { host: value }
+  },
+  '--trust-proxy': (value) => ({ trustProxy: parseTrustProxy(value) }),
+  '--store': (value) => ({ store: parseStore(value) }),
+}
+
+/**
+ * Parses `--store`: `memory`, or `redis://HOST:PORT` (an optional trailing `/`).
+ *
+ * @example
+ * parseStore('redis://127.0.0.1:6379') // { kind: 'redis', url: 'redis://127.0.0.1:6379' }
+ */
+export function parseStore(value: string): StoreOption {
+  if (value === 'memory') return { kind: 'memory' }
+  const bad = () => new ConfigError(['--store'], `${quote(value)} is not memory or a redis://HOST:PORT URL`)
+  if (!value.startsWith('redis://') || !URL.canParse(value)) throw bad()
+  const url = new URL(value)
+  const port = /:(\d{1,5})\/?$/.exec(value)?.[1]
+  if (
+    url.hostname === '' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    (url.pathname !== '' && url.pathname !== '/') ||
+    port === undefined ||
+    Number(port) < 1 ||
+    Number(port) > 65_535
+  ) {
+    throw bad()
+  }
+  return { kind: 'redis', url: `redis://${url.host}` }
+}
+
+/**
+ * Parses the command line (the arguments after the script). Flags take their value as the next
+ * argument or after `=`; each may be given once.
+ *
+ * @throws {ConfigError} naming the flag and quoting the bad value.
+ * @example
+ * parseCommandLine(['--framework', 'hono', '--port=0'])
+ */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  let flags: ServerFlags = DEFAULTS
+  const seen = new Set<string>()
+  for (let i = 0; i < argv.length; i++) {
+    const argument = argv[i]!
+    if (argument === '--help' || argument === '-h') return { help: true }
+    const equals = argument.indexOf('=')
+    const name = argument.startsWith('--') && equals !== -1 ? argument.slice(0, equals) : argument
+    const parse = Object.hasOwn(PARSERS, name) ? PARSERS[name] : undefined
+    if (parse === undefined) {
+      const detail = argument.startsWith('-')
+        ? 'is not a known flag; see --help'
+        : 'is not a flag; see --help'
+      throw new ConfigError([], `${quote(argument)} ${detail}`)
+    }
+    if (seen.has(name)) throw new ConfigError([name], 'is given more than once')
+    seen.add(name)
+    let value: string | undefined
+    if (equals !== -1 && name !== argument) {
+      value = argument.slice(equals + 1)
+    } else {
+      value = argv[i + 1]
+      if (value === undefined || (value.startsWith('--') && value.length > 2)) {
+        throw new ConfigError([name], 'needs a value; see --help')
+      }
+      i++
+    }
+    flags = { ...flags, ...parse(value) }
+  }
+  return { help: false, flags }
+}

@@ -1,0 +1,137 @@
+/**
+ * The reference server on Hono 4 over `@hono/node-server`: each neutral route becomes a Hono route
+ * behind the adapter's middleware. Hono's default router is case-sensitive and strict about
+ * trailing slashes; the adapter applies `--trust-proxy` to the connection's address.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { getRequestListener, type HttpBindings } from '@hono/node-server'
+import { getConnInfo } from '@hono/node-server/conninfo'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { type AccessEnv, accessControl } from '../../adapters/hono/index.js'
+import { deny } from '../../src/index.js'
+import type { App } from './app.js'
+import { type BindingOptions, createFrontDoorServer, listen, type RunningServer } from './front-door.js'
+import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from './http-result.js'
+import { onceBody, readCapped } from './request-body.js'
+import { queryOf } from './request-target.js'
+import { type ApiRequest, MAX_BODY_BYTES, type Route, type RouteResult } from './route-set.js'
+import { runRoute } from './run-route.js'
+
+type Env = AccessEnv & { Bindings: HttpBindings }
+
+const NO_BODY = Buffer.alloc(0)
+
+/**
+ * Bodies are read by the handlers from the Node request (route-set.ts), as on Express and Fastify.
+ * `@hono/node-server` builds the Fetch request's body from `incoming.rawBody` when it is set, so an
+ * empty one keeps Hono (and middleware parsing `c.req`) from consuming the stream meanwhile.
+ */
+const keepBodyForHandlers: MiddlewareHandler<Env> = async function keepBodyForHandlers(c, next) {
+  const incoming = c.env.incoming as IncomingMessage & { rawBody?: Buffer }
+  incoming.rawBody = NO_BODY
+  await next()
+}
+
+// The adapter's middleware is typed for its own variables only; on this app its context also
+// carries the Node bindings, which is all these two casts assert.
+function withNodeBindings(handler: MiddlewareHandler<AccessEnv>): MiddlewareHandler<Env> {
+  return handler as unknown as MiddlewareHandler<Env>
+}
+
+function withBindings(c: Context<AccessEnv>): Context<Env> {
+  return c as unknown as Context<Env>
+}
+
+/**
+ * Builds the Hono application for an app's route sets.
+ *
+ * @example
+ * const web = createHonoApp(app, false)
+ */
+export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']): Hono<Env> {
+  const web = new Hono<Env>()
+  const access = accessControl({
+    policy: app.policy,
+    getConnInfo,
+    trustProxy: trustProxy === false ? false : [...trustProxy],
+  })
+  web.use('*', keepBodyForHandlers)
+
+  const requests = new WeakMap<Context, ApiRequest>()
+  const neutral = (c: Context<Env>): ApiRequest => {
+    let found = requests.get(c)
+    if (found === undefined) {
+      const incoming = c.env.incoming
+      found = {
+        params: c.req.param() as Record<string, string>,
+        contentType: incoming.headers['content-type'],
+        query: queryOf(incoming.url),
+        get principal() {
+          return c.get('principal')
+        },
+        body: onceBody(() => readCapped(incoming, MAX_BODY_BYTES)),
+      }
+      requests.set(c, found)
+    }
+    return found
+  }
+
+  const send = (c: Context<Env>, result: RouteResult): Response => {
+    switch (result.kind) {
+      case 'json':
+        return c.body(JSON.stringify(result.body), result.status as ContentfulStatusCode, {
+          'content-type': JSON_CONTENT_TYPE,
+        })
+      case 'data':
+        return access.sendData(c, {
+          body: result.body,
+          records: result.records,
+          contentType: result.contentType,
+          status: result.status,
+        })
+      case 'denial':
+        return access.sendDenial(c, result.deny)
+    }
+  }
+
+  const mount = (route: Route): void => {
+    const handlers: MiddlewareHandler<Env>[] = []
+    const guard = route.access
+    const resolve = guard?.resource
+    if (guard?.operation !== undefined && resolve !== undefined) {
+      handlers.push(
+        withNodeBindings(access.require(guard.operation, (c) => resolve(neutral(withBindings(c))))),
+      )
+    } else if (guard !== undefined) {
+      handlers.push(withNodeBindings(access.authenticate))
+    }
+    handlers.push(async (c) => send(c, await runRoute(route, neutral(c))))
+    web.on(route.method, route.path, ...(handlers as [MiddlewareHandler<Env>]))
+  }
+
+  for (const set of app.routeSets) for (const route of set.routes) mount(route)
+  web.notFound((c) => access.sendDenial(c, deny('not_found')))
+  web.onError((error, c) => {
+    console.error('hono:', error)
+    return c.body(JSON.stringify(INTERNAL_ERROR.body), INTERNAL_ERROR.status, {
+      'content-type': JSON_CONTENT_TYPE,
+    })
+  })
+  return web
+}
+
+/**
+ * Serves an app with Hono on Node.
+ *
+ * @example
+ * const server = await startHono(app, { host: '127.0.0.1', port: 0, trustProxy: false })
+ */
+export function startHono(app: App, options: BindingOptions): Promise<RunningServer> {
+  const web = createHonoApp(app, options.trustProxy)
+  const listener = getRequestListener(web.fetch)
+  const server = createFrontDoorServer(app, (req: IncomingMessage, res: ServerResponse) => {
+    void listener(req, res)
+  })
+  return listen(server, options)
+}

@@ -1,0 +1,25 @@
+/**
+ * Running a neutral route (route-set.ts) on behalf of a binding: the handler's failures become
+ * answers here — a body past the cap is 413, anything unexpected is 500 (logged, never sent) —
+ * so that no framework's own error page ever answers for the API.
+ */
+
+import { bodyTooLarge, internalError } from './http-result.js'
+import { BodyTooLargeError } from './request-body.js'
+import type { ApiRequest, Route, RouteResult } from './route-set.js'
+
+/**
+ * Runs a route's handler and never rejects.
+ *
+ * @example
+ * const result = await runRoute(route, request)
+ */
+export async function runRoute(route: Route, request: ApiRequest): Promise<RouteResult> {
+  try {
+    return await route.handle(request)
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
+    console.error(`${route.method} ${route.path} failed:`, error)
+    return internalError()
+  }
+}

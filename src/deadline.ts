@@ -1,0 +1,62 @@
+/** The error a lookup fails with when it outlives its deadline. */
+export class DeadlineExceeded extends Error {
+  constructor() {
+    super('deadline exceeded')
+    this.name = 'DeadlineExceeded'
+  }
+}
+
+interface Pending {
+  readonly deadline: number
+  readonly fail: () => void
+}
+
+// One shared sweep instead of a timer per request: arming and clearing a timer costs more than the
+// whole in-memory lookup it guards. Deadlines are therefore honoured to within SWEEP_MS.
+const SWEEP_MS = 10
+const pending = new Set<Pending>()
+let sweeper: ReturnType<typeof setInterval> | undefined
+
+function sweep(): void {
+  const now = performance.now()
+  for (const entry of pending) {
+    if (entry.deadline <= now) {
+      pending.delete(entry)
+      entry.fail()
+    }
+  }
+  if (pending.size === 0 && sweeper !== undefined) {
+    clearInterval(sweeper)
+    sweeper = undefined
+  }
+}
+
+function watch(entry: Pending): void {
+  pending.add(entry)
+  if (sweeper === undefined) {
+    sweeper = setInterval(sweep, SWEEP_MS)
+    // A pending lookup must not keep a process alive that has nothing else to do.
+    ;(sweeper as { unref?: () => void }).unref?.()
+  }
+}
+
+/**
+ * Settles like `promise`, or rejects with {@link DeadlineExceeded} once `ms` have passed (to within
+ * about 10 ms). The promise itself is not cancelled; its late answer is ignored.
+ */
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const entry: Pending = { deadline: performance.now() + ms, fail: () => reject(new DeadlineExceeded()) }
+    watch(entry)
+    promise.then(
+      (value) => {
+        pending.delete(entry)
+        resolve(value)
+      },
+      (error: unknown) => {
+        pending.delete(entry)
+        reject(error)
+      },
+    )
+  })
+}

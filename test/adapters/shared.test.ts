@@ -1,0 +1,297 @@
+import { describe, expect, test } from 'vitest'
+import {
+  accessTokenParameterDenial,
+  bodyHasAccessToken,
+  queryHasAccessToken,
+} from '../../adapters/shared/access-token-parameter.js'
+import { readAuthorizationValues } from '../../adapters/shared/authorization-header.js'
+import { prepareData, requireAllow } from '../../adapters/shared/data-response.js'
+import { ExportCapExceededError, meterChunks } from '../../adapters/shared/metered-chunks.js'
+import { requestFacts } from '../../adapters/shared/request-facts.js'
+import { checkRouteAccess } from '../../adapters/shared/route-access.js'
+import {
+  compileTrustProxy,
+  forwardedProtocol,
+  resolveForwarded,
+  strictProtocol,
+  type TrustProxy,
+} from '../../adapters/shared/trust-proxy.js'
+import {
+  type Allow,
+  ConfigError,
+  createAccessPolicy,
+  createExportMeter,
+  InvalidArgumentError,
+} from '../../src/index.js'
+import { MemoryTokenStore } from '../../src/memory-token-store.js'
+
+const capped: Allow = { allowed: true, dataContent: true, limits: { maxBytes: 10, maxRecords: 2 } }
+const policy = createAccessPolicy({ tokens: new MemoryTokenStore() })
+
+describe('readAuthorizationValues', () => {
+  const message = (rawHeaders: string[]) => {
+    const headers: Record<string, string> = {}
+    for (let i = 0; i < rawHeaders.length; i += 2)
+      headers[rawHeaders[i]!.toLowerCase()] ??= rawHeaders[i + 1]!
+    return { headers, rawHeaders }
+  }
+
+  test.each([
+    ['no header', ['Host', 'x'], []],
+    ['one header', ['Authorization', 'Bearer a'], ['Bearer a']],
+    ['an empty header', ['Authorization', ''], ['']],
+    [
+      'two headers in any case, in order',
+      ['authorization', 'Bearer a', 'Host', 'x', 'AUTHORIZATION', 'Basic b'],
+      ['Bearer a', 'Basic b'],
+    ],
+    ['a look-alike name', ['Authorization-X', 'a', 'Authorization', 'Bearer b'], ['Bearer b']],
+  ])('%s', (_name, rawHeaders, expected) => {
+    expect(readAuthorizationValues(message(rawHeaders))).toEqual(expected)
+  })
+
+  test('falls back to the parsed header when raw headers are missing', () => {
+    expect(readAuthorizationValues({ headers: { authorization: 'Bearer a' }, rawHeaders: [] })).toEqual([
+      'Bearer a',
+    ])
+  })
+})
+
+describe('queryHasAccessToken', () => {
+  test.each([
+    ['/x', false],
+    ['/x?', false],
+    ['/x?a=1&b=2', false],
+    ['/x?access_tokens=1', false],
+    ['/x?my_access_token=1', false],
+    ['/x?access%5Ftoken%3D=1', false],
+    ['/x?access_token', true],
+    ['/x?access_token=', true],
+    ['/x?a=1&access_token=t', true],
+    ['/x?access%5Ftoken=t', true],
+    ['/x?%61ccess_token=t', true],
+    ['http://h/x?access_token=t', true],
+  ])('%s → %s', (target, expected) => {
+    expect(queryHasAccessToken(target)).toBe(expected)
+  })
+})
+
+describe('bodyHasAccessToken', () => {
+  const form = new FormData()
+  form.set('access_token', 't')
+  test.each([
+    ['a JSON object with it', { access_token: '' }, true],
+    ['a null-prototype object with it', Object.assign(Object.create(null), { access_token: 't' }), true],
+    ['URLSearchParams with it', new URLSearchParams('access_token=t'), true],
+    ['FormData with it', form, true],
+    ['an object without it', { table: 'x' }, false],
+    ['an inherited property', Object.create({ access_token: 't' }), false],
+    ['an unparsed string', 'access_token=t', false],
+    ['an array', ['access_token'], false],
+    ['nothing', undefined, false],
+    ['null', null, false],
+  ])('%s → %s', (_name, body, expected) => {
+    expect(bodyHasAccessToken(body)).toBe(expected)
+  })
+})
+
+describe('accessTokenParameterDenial', () => {
+  test('is a 400 next to a bearer token, nothing otherwise', () => {
+    expect(accessTokenParameterDenial(['Bearer abc'])).toMatchObject({ status: 400, code: 'invalid_request' })
+    expect(accessTokenParameterDenial([])).toBeUndefined()
+    expect(accessTokenParameterDenial(['Basic abc'])).toBeUndefined()
+  })
+})
+
+describe('compileTrustProxy', () => {
+  test.each<[string, TrustProxy | undefined, string, boolean]>([
+    ['undefined trusts nobody', undefined, '127.0.0.1', false],
+    ['false trusts nobody', false, '127.0.0.1', false],
+    ['true trusts everybody', true, '203.0.113.7', true],
+    ['loopback trusts 127.0.0.1', 'loopback', '127.0.0.1', true],
+    ['loopback trusts ::1', 'loopback', '::1', true],
+    ['loopback does not trust 10.0.0.1', 'loopback', '10.0.0.1', false],
+    ['a comma-separated list', '10.0.0.0/8, 127.0.0.1', '10.2.3.4', true],
+    ['a list', ['192.0.2.1'], '192.0.2.1', true],
+    ['an IPv4-mapped peer', '127.0.0.1', '::ffff:127.0.0.1', true],
+    ['a garbage peer', 'loopback', 'garbage', false],
+  ])('%s', (_name, value, address, expected) => {
+    expect(compileTrustProxy(value)(address, 0)).toBe(expected)
+  })
+
+  test.each<[string, unknown]>([
+    ['an unknown name', 'localhost'],
+    ['a bad CIDR', '10.0.0.0/33'],
+    ['an empty entry', '10.0.0.1,'],
+    ['a number', 1],
+    ['a list with a number', ['10.0.0.1', 2]],
+  ])('rejects %s when compiled, naming trustProxy', (_name, value) => {
+    const compile = () => compileTrustProxy(value as TrustProxy)
+    expect(compile).toThrow(ConfigError)
+    expect(compile).toThrow(/^trustProxy: /)
+  })
+})
+
+describe('resolveForwarded', () => {
+  const trust = compileTrustProxy('127.0.0.1')
+  const resolve = (peerAddress: string | undefined, forwardedFor?: string, forwardedProto?: string) =>
+    resolveForwarded(trust, { peerAddress, directProtocol: 'http', forwardedFor, forwardedProto })
+
+  test.each([
+    ['no headers', '127.0.0.1', undefined, undefined, { clientAddress: '127.0.0.1', protocol: 'http' }],
+    [
+      'a trusted proxy',
+      '127.0.0.1',
+      '203.0.113.7',
+      'https',
+      { clientAddress: '203.0.113.7', protocol: 'https' },
+    ],
+    [
+      'trusted hops',
+      '127.0.0.1',
+      '203.0.113.7, 127.0.0.1',
+      undefined,
+      { clientAddress: '203.0.113.7', protocol: 'http' },
+    ],
+    [
+      'an untrusted hop stops the walk',
+      '127.0.0.1',
+      '10.1.2.3, 198.51.100.9',
+      undefined,
+      { clientAddress: '198.51.100.9', protocol: 'http' },
+    ],
+    [
+      'a garbage entry stops the walk',
+      '127.0.0.1',
+      '10.1.2.3, garbage',
+      undefined,
+      { clientAddress: 'garbage', protocol: 'http' },
+    ],
+    [
+      'an untrusted peer',
+      '198.51.100.9',
+      '10.1.2.3',
+      'https',
+      { clientAddress: '198.51.100.9', protocol: 'http' },
+    ],
+    [
+      'an empty X-Forwarded-Proto',
+      '127.0.0.1',
+      undefined,
+      '',
+      { clientAddress: '127.0.0.1', protocol: 'http' },
+    ],
+    ['no peer address', undefined, '10.1.2.3', 'https', { clientAddress: undefined, protocol: 'http' }],
+  ])('%s', (_name, peer, forwardedFor, forwardedProto, expected) => {
+    expect(resolve(peer, forwardedFor, forwardedProto)).toEqual(expected)
+  })
+})
+
+describe('forwardedProtocol and strictProtocol', () => {
+  test.each([
+    ['https', 'https'],
+    [' HTTPS ', 'https'],
+    ['https,https', 'https'],
+    ['https, http', 'http'],
+    ['http, https', 'http'],
+    ['http', 'http'],
+    ['wss', 'http'],
+  ])('forwardedProtocol(%j) → %s', (header, expected) => {
+    expect(forwardedProtocol(header)).toBe(expected)
+  })
+
+  test.each<[string, string, object, string | undefined, string]>([
+    ['keeps http', 'http', {}, 'https', 'http'],
+    ['keeps https without a header', 'https', {}, undefined, 'https'],
+    ['keeps a TLS socket', 'https', { encrypted: true }, 'http, https', 'https'],
+    ['re-reads a multi-hop header', 'https', {}, 'https, http', 'http'],
+    ['accepts every hop on https', 'https', {}, 'https, https', 'https'],
+  ])('strictProtocol %s', (_name, protocol, socket, header, expected) => {
+    expect(strictProtocol(protocol, socket, header)).toBe(expected)
+  })
+})
+
+describe('meterChunks', () => {
+  async function* source(log: string[], ...chunks: string[]) {
+    try {
+      for (const data of chunks) yield { data, records: 1 }
+    } finally {
+      log.push('closed')
+    }
+  }
+
+  test('yields every chunk within the caps, as UTF-8 bytes', async () => {
+    const out: number[] = []
+    for await (const bytes of meterChunks(source([], 'é', 'abc'), createExportMeter(capped)))
+      out.push(bytes.byteLength)
+    expect(out).toEqual([2, 3])
+  })
+
+  test('never yields the chunk that passes a cap, and closes the source', async () => {
+    const log: string[] = []
+    const out: string[] = []
+    const run = async () => {
+      for await (const bytes of meterChunks(source(log, 'aaaa', 'bbbb', 'cccc'), createExportMeter(capped))) {
+        out.push(new TextDecoder().decode(bytes))
+      }
+    }
+    await expect(run()).rejects.toBeInstanceOf(ExportCapExceededError)
+    expect(out).toEqual(['aaaa', 'bbbb'])
+    expect(log).toEqual(['closed'])
+  })
+
+  test('the error names no limit', () => {
+    expect(new ExportCapExceededError().message).not.toMatch(/\d/)
+  })
+})
+
+describe('prepareData and requireAllow', () => {
+  test('encodes a string and defaults to JSON', () => {
+    expect(prepareData(policy, capped, { body: 'é', records: 1 })).toEqual({
+      ok: true,
+      status: 200,
+      contentType: 'application/json; charset=utf-8',
+      bytes: new TextEncoder().encode('é'),
+    })
+  })
+
+  test('defaults bytes to octet-stream and keeps the status', () => {
+    const prepared = prepareData(policy, capped, { body: new Uint8Array(3), records: 0, status: 206 })
+    expect(prepared).toMatchObject({ ok: true, status: 206, contentType: 'application/octet-stream' })
+  })
+
+  test.each([
+    ['bytes over the cap', { body: 'x'.repeat(11), records: 1 }],
+    ['records over the cap', { body: 'x', records: 3 }],
+  ])('%s is export_restricted', (_name, data) => {
+    expect(prepareData(policy, capped, data)).toMatchObject({
+      ok: false,
+      decision: { code: 'export_restricted' },
+    })
+  })
+
+  test('a route without an allow decision is a loud host error', () => {
+    expect(() => prepareData(policy, undefined, { body: 'x', records: 1 })).toThrow(InvalidArgumentError)
+    expect(() => requireAllow({ allowed: false } as unknown as Allow, 'streamData')).toThrow(/^streamData: /)
+  })
+})
+
+describe('checkRouteAccess and requestFacts', () => {
+  test('accepts a known operation with a resolver', () => {
+    expect(checkRouteAccess('table.read', () => undefined, 'GET /x')).toBe('table.read')
+  })
+
+  test.each([
+    ['an unknown operation', 'table.write', () => undefined, /^GET \/x: unknown operation "table\.write"/],
+    ['an inherited name', 'toString', () => undefined, /unknown operation/],
+    ['a missing resolver', 'table.read', undefined, /needs a resource resolver/],
+  ])('rejects %s', (_name, operation, resolve, message) => {
+    expect(() => checkRouteAccess(operation, resolve, 'GET /x')).toThrow(message)
+  })
+
+  test('leaves out an unknown client address', () => {
+    expect(requestFacts(undefined)).toEqual({})
+    expect(Object.hasOwn(requestFacts(undefined), 'clientAddress')).toBe(false)
+    expect(requestFacts('10.0.0.1')).toEqual({ clientAddress: '10.0.0.1' })
+  })
+})

@@ -1,0 +1,752 @@
+/**
+ * THE conformance table: each row is a request and the exact answer every framework must give —
+ * status, JSON body (or text), and `WWW-Authenticate` (absent unless given). The visibility matrix
+ * rows are generated from design §3's rule, written out here independently of the core:
+ * effective = max(public, min(user, scope)); none → 404; short of the need → 403, with
+ * `insufficient_scope` when the user's own level would suffice.
+ */
+import { encodePageToken } from '../../examples/server/listing.js'
+import {
+  matrixDescription,
+  matrixName,
+  PUBLIC_LEVELS,
+  type PublicLevel,
+  SCOPE_TOKENS,
+  type ScopeToken,
+  type TokenName,
+  TWO_ROWS_BYTES,
+  TWO_ROWS_CSV_BYTES,
+  USER_LEVELS,
+  type UserLevel,
+} from './seed.js'
+
+export interface Expected {
+  readonly status: number
+  /** Parsed JSON, or the exact text for non-JSON bodies. */
+  readonly body: unknown
+  readonly wwwAuthenticate?: string
+}
+
+export interface Case {
+  readonly name: string
+  readonly method?: string
+  readonly path: string
+  /** Sends `Authorization: Bearer <value of this token>`. */
+  readonly token?: TokenName | 'unknown'
+  /** Sends these raw `Authorization` header values instead (one header line each). */
+  readonly authorization?: readonly string[]
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body?: string
+  readonly expect: Expected
+}
+
+const MESSAGES: Readonly<Record<number, string>> = {
+  400: 'Bad request',
+  401: 'Invalid credentials',
+  403: 'Not authorized',
+  404: 'Not found',
+}
+
+const denied = (status: number, code: string): Expected => ({
+  status,
+  body: { error: { status, message: MESSAGES[status], code } },
+})
+const MISSING_TOKEN: Expected = {
+  ...denied(401, 'missing_token'),
+  wwwAuthenticate: 'Bearer realm="data-api"',
+}
+const INVALID_TOKEN: Expected = {
+  ...denied(401, 'invalid_token'),
+  wwwAuthenticate: 'Bearer realm="data-api", error="invalid_token"',
+}
+const INVALID_REQUEST: Expected = {
+  ...denied(400, 'invalid_request'),
+  wwwAuthenticate: 'Bearer realm="data-api", error="invalid_request"',
+}
+const insufficientScope = (scope: string): Expected => ({
+  ...denied(403, 'insufficient_scope'),
+  wwwAuthenticate: `Bearer error="insufficient_scope", scope="${scope}"`,
+})
+const INSUFFICIENT_ACCESS = denied(403, 'insufficient_access')
+const EXPORT_RESTRICTED = denied(403, 'export_restricted')
+const HTTPS_REQUIRED = denied(403, 'https_required')
+const NOT_FOUND = denied(404, 'not_found')
+const badParameter = (detail: string): Expected => ({
+  status: 400,
+  body: { error: { status: 400, message: 'Bad request', code: 'invalid_parameter', detail } },
+})
+const BAD_MAX_RESULTS = badParameter('maxResults must be an integer from 1 to 1000')
+const ok = (body: unknown, status = 200): Expected => ({ status, body })
+
+const JSON_BODY = { 'content-type': 'application/json' }
+const via = (address: string, protocol = 'https') => ({
+  'x-forwarded-for': address,
+  'x-forwarded-proto': protocol,
+})
+
+// ---- the visibility matrix (design §3) ---------------------------------------------------------
+
+type Need = 'overview' | 'metadata' | 'data' | 'edit'
+
+/** Design §3, independently of the core: the answer for public level P, user level U, token S. */
+export function matrixAnswer(
+  p: PublicLevel,
+  u: UserLevel,
+  s: ScopeToken,
+  need: Need,
+  allowed: Expected,
+): Expected {
+  const rank = (level: string) => (USER_LEVELS as readonly string[]).indexOf(level)
+  const ceiling = s === 'public' ? 0 : rank(s)
+  const effective = Math.max(rank(p), Math.min(rank(u), ceiling))
+  if (effective === 0) return NOT_FOUND
+  if (effective >= rank(need)) return allowed
+  return rank(u) >= rank(need) ? insufficientScope(`data.${need}`) : INSUFFICIENT_ACCESS
+}
+
+const SCOPES = Object.keys(SCOPE_TOKENS) as ScopeToken[]
+const MATRIX = PUBLIC_LEVELS.flatMap((p) => USER_LEVELS.map((u) => ({ p, u, name: matrixName(p, u) })))
+
+const matrixCases: Case[] = SCOPES.flatMap((s) =>
+  MATRIX.flatMap(({ p, u, name }): Case[] => {
+    const base = `/api/v1/datasets/lab/${name}`
+    const overview = { owner: 'lab', name, description: matrixDescription(p, u) }
+    const title = `matrix P=${p} U=${u} S=${s}`
+    return [
+      {
+        name: `${title}: overview`,
+        path: base,
+        token: s,
+        expect: matrixAnswer(p, u, s, 'overview', ok(overview)),
+      },
+      {
+        name: `${title}: metadata`,
+        path: `${base}/metadata`,
+        token: s,
+        expect: matrixAnswer(
+          p,
+          u,
+          s,
+          'metadata',
+          ok({ tables: [{ name: 't', variables: [{ name: 'id', type: 'integer' }], numRows: 2 }] }),
+        ),
+      },
+      {
+        name: `${title}: table rows`,
+        path: `${base}/tables/t/rows`,
+        token: s,
+        expect: matrixAnswer(p, u, s, 'data', ok({ rows: [[1], [2]] })),
+      },
+      {
+        // The description is written back unchanged, so the matrix rows stay independent.
+        name: `${title}: update`,
+        method: 'PATCH',
+        path: base,
+        token: s,
+        headers: JSON_BODY,
+        body: JSON.stringify({ description: overview.description }),
+        expect: matrixAnswer(p, u, s, 'edit', ok(overview)),
+      },
+    ]
+  }),
+)
+
+// ---- the listing filter: listed iff the overview is allowed -------------------------------------
+
+const visibleTo = (s: ScopeToken) =>
+  MATRIX.filter(({ p, u }) => matrixAnswer(p, u, s, 'overview', ok(null)).status === 200)
+    .map(({ p, u, name }) => ({ owner: 'lab', name, description: matrixDescription(p, u), publicLevel: p }))
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+
+const listingCases: Case[] = SCOPES.map((s) => ({
+  name: `listing filter with S=${s}`,
+  path: '/api/v1/organizations/lab/datasets?maxResults=1000',
+  token: s,
+  expect: ok({ results: visibleTo(s), nextPageToken: null }),
+}))
+
+const seenWithData = visibleTo('data')
+const pagingCases: Case[] = [
+  {
+    name: 'listing: first page of 2',
+    path: '/api/v1/organizations/lab/datasets?maxResults=2',
+    token: 'data',
+    expect: ok({
+      results: seenWithData.slice(0, 2),
+      nextPageToken: encodePageToken('lab', seenWithData[1]!.name),
+    }),
+  },
+  {
+    name: 'listing: second page from the page token',
+    path: `/api/v1/organizations/lab/datasets?maxResults=2&pageToken=${encodePageToken('lab', seenWithData[1]!.name)}`,
+    token: 'data',
+    expect: ok({
+      results: seenWithData.slice(2, 4),
+      nextPageToken: encodePageToken('lab', seenWithData[3]!.name),
+    }),
+  },
+  {
+    name: 'listing: maxResults in a JSON body on GET (the contract example)',
+    path: '/api/v1/organizations/lab/datasets',
+    token: 'data',
+    headers: JSON_BODY,
+    body: '{"maxResults": 1}',
+    expect: ok({
+      results: seenWithData.slice(0, 1),
+      nextPageToken: encodePageToken('lab', seenWithData[0]!.name),
+    }),
+  },
+  {
+    name: 'listing: maxResults in a chunked JSON body on GET',
+    path: '/api/v1/organizations/lab/datasets',
+    token: 'data',
+    headers: { ...JSON_BODY, 'transfer-encoding': 'chunked' },
+    body: '{"maxResults": 1}',
+    expect: ok({
+      results: seenWithData.slice(0, 1),
+      nextPageToken: encodePageToken('lab', seenWithData[0]!.name),
+    }),
+  },
+  {
+    name: 'listing: the default page holds everything here',
+    path: '/api/v1/organizations/lab/datasets',
+    token: 'data',
+    expect: ok({ results: seenWithData, nextPageToken: null }),
+  },
+  {
+    name: "listing: a user's datasets, hidden ones left out",
+    path: '/api/v1/users/owner/datasets',
+    token: 'data',
+    expect: ok({
+      results: [{ owner: 'owner', name: 'o-open', description: 'open', publicLevel: 'overview' }],
+      nextPageToken: null,
+    }),
+  },
+  {
+    name: 'listing: unknown organization',
+    path: '/api/v1/organizations/nope/datasets',
+    token: 'data',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'listing: a user on the organizations path',
+    path: '/api/v1/organizations/owner/datasets',
+    token: 'data',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'listing: an organization on the users path',
+    path: '/api/v1/users/lab/datasets',
+    token: 'data',
+    expect: NOT_FOUND,
+  },
+  { name: 'listing: no token', path: '/api/v1/organizations/lab/datasets', expect: MISSING_TOKEN },
+  {
+    name: 'listing: a page token of another listing',
+    path: `/api/v1/organizations/lab/datasets?pageToken=${encodePageToken('vault', 'x')}`,
+    token: 'data',
+    expect: badParameter('pageToken is not a page token of this listing'),
+  },
+  {
+    name: 'listing: maxResults in the query and the body',
+    path: '/api/v1/organizations/lab/datasets?maxResults=1',
+    token: 'data',
+    headers: JSON_BODY,
+    body: '{"maxResults": 1}',
+    expect: badParameter('maxResults must be given in the query or the body, not both'),
+  },
+  ...['0', '1001', '1.5', 'abc', '', '-1', '1e2'].map(
+    (value): Case => ({
+      name: `listing: maxResults=${JSON.stringify(value)}`,
+      path: `/api/v1/organizations/lab/datasets?maxResults=${value}`,
+      token: 'data',
+      expect: BAD_MAX_RESULTS,
+    }),
+  ),
+  ...['{"maxResults": 0}', '{"maxResults": "5"}', '{"maxResults": 2.5}', 'maxResults=5', '[]', '{'].map(
+    (body): Case => ({
+      name: `listing: body ${body}`,
+      path: '/api/v1/organizations/lab/datasets',
+      token: 'data',
+      headers: JSON_BODY,
+      body,
+      expect: BAD_MAX_RESULTS,
+    }),
+  ),
+]
+
+// ---- export restrictions: caps at N and N+1, allow-lists through a trusted proxy ----------------
+
+const vault = '/api/v1/datasets/vault'
+const exportTable = (dataset: string, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  path: `${vault}/${dataset}/exports`,
+  token: 'data' as const,
+  headers: { ...JSON_BODY, ...headers },
+  body: '{"table":"t"}',
+})
+
+const exportCases: Case[] = [
+  {
+    name: 'cap: 3 records of maxRecords 3',
+    path: `${vault}/cap-records/tables/t/rows?maxResults=3`,
+    token: 'data',
+    expect: ok({ rows: [[1], [2], [3]] }),
+  },
+  {
+    name: 'cap: 4 records of maxRecords 3',
+    path: `${vault}/cap-records/tables/t/rows?maxResults=4`,
+    token: 'data',
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: 'cap: exporting 5 records of maxRecords 3',
+    ...exportTable('cap-records'),
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: `cap: ${TWO_ROWS_BYTES} bytes of maxBytes ${TWO_ROWS_BYTES}`,
+    path: `${vault}/cap-bytes/tables/t/rows?maxResults=2`,
+    token: 'data',
+    expect: ok({ rows: [[1], [2]] }),
+  },
+  {
+    name: 'cap: 3 rows, past maxBytes',
+    path: `${vault}/cap-bytes/tables/t/rows?maxResults=3`,
+    token: 'data',
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: `cap: ${TWO_ROWS_BYTES} bytes of maxBytes ${TWO_ROWS_BYTES - 1}`,
+    path: `${vault}/cap-bytes-less/tables/t/rows?maxResults=2`,
+    token: 'data',
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: 'cap: 1 row, within maxBytes',
+    path: `${vault}/cap-bytes-less/tables/t/rows?maxResults=1`,
+    token: 'data',
+    expect: ok({ rows: [[1]] }),
+  },
+  {
+    name: `cap: a ${TWO_ROWS_CSV_BYTES}-byte CSV export of maxBytes ${TWO_ROWS_CSV_BYTES}`,
+    ...exportTable('cap-csv'),
+    expect: ok('id\r\n1\r\n2\r\n'),
+  },
+  {
+    name: `cap: a ${TWO_ROWS_CSV_BYTES}-byte CSV export of maxBytes ${TWO_ROWS_CSV_BYTES - 1}`,
+    ...exportTable('cap-csv-less'),
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: 'cap: maxRecords 0 blocks every export',
+    path: `${vault}/cap-zero/tables/t/rows?maxResults=1`,
+    token: 'data',
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: 'cap: restrictions never apply to metadata',
+    path: `${vault}/cap-zero/metadata`,
+    token: 'data',
+    expect: ok({ tables: [{ name: 't', variables: [{ name: 'id', type: 'integer' }], numRows: 1 }] }),
+  },
+  {
+    name: 'ips: the loopback client is not on the list',
+    path: `${vault}/ips/tables/t/rows`,
+    token: 'data',
+    expect: EXPORT_RESTRICTED,
+  },
+  {
+    name: 'ips: metadata from a client not on the list',
+    path: `${vault}/ips/metadata`,
+    token: 'data',
+    headers: via('192.0.2.1'),
+    expect: ok({ tables: [{ name: 't', variables: [{ name: 'id', type: 'integer' }], numRows: 1 }] }),
+  },
+  ...(
+    [
+      ['10.1.2.3', ok({ rows: [[1]] })],
+      ['10.2.0.1', EXPORT_RESTRICTED],
+      ['::ffff:10.1.2.3', ok({ rows: [[1]] })],
+      ['2001:db8::5', ok({ rows: [[1]] })],
+      ['2001:db9::5', EXPORT_RESTRICTED],
+      ['10.1.2.3, 127.0.0.1', ok({ rows: [[1]] })],
+      ['10.1.2.3, 192.0.2.1', EXPORT_RESTRICTED],
+      ['10.1.2.3:8080', EXPORT_RESTRICTED],
+      ['010.1.2.3', EXPORT_RESTRICTED],
+      ['not-an-address', EXPORT_RESTRICTED],
+    ] as const
+  ).map(
+    ([forwardedFor, expect]): Case => ({
+      name: `ips: X-Forwarded-For ${forwardedFor} through the trusted proxy`,
+      path: `${vault}/ips/tables/t/rows`,
+      token: 'data',
+      headers: via(forwardedFor),
+      expect,
+    }),
+  ),
+  {
+    name: 'ips: a CSV export for a listed client',
+    ...exportTable('ips', via('10.1.9.9')),
+    expect: ok('id\r\n1\r\n'),
+  },
+  {
+    name: 'https: plain HTTP from a forwarded client',
+    path: `${vault}/ips/metadata`,
+    token: 'data',
+    headers: via('203.0.113.9', 'http'),
+    expect: HTTPS_REQUIRED,
+  },
+  {
+    name: 'https: X-Forwarded-Proto is case-insensitive (HTTPS)',
+    path: `${vault}/ips/metadata`,
+    token: 'data',
+    headers: via('10.1.9.9', 'HTTPS'),
+    expect: ok({ tables: [{ name: 't', variables: [{ name: 'id', type: 'integer' }], numRows: 1 }] }),
+  },
+  {
+    name: 'https: plain HTTP from a forwarded client, without credentials',
+    path: `${vault}/ips/metadata`,
+    headers: via('203.0.113.9', 'http'),
+    expect: HTTPS_REQUIRED,
+  },
+]
+
+// ---- bearer tokens (RFC 6750, design §4) --------------------------------------------------------
+
+const open = '/api/v1/datasets/lab/m-data-none'
+const OPEN = ok({ owner: 'lab', name: 'm-data-none', description: matrixDescription('data', 'none') })
+
+const bearerCases: Case[] = [
+  { name: 'bearer: no Authorization header', path: open, expect: MISSING_TOKEN },
+  { name: 'bearer: another scheme', path: open, authorization: ['Basic dTpw'], expect: MISSING_TOKEN },
+  {
+    name: 'bearer: BearerX is another scheme',
+    path: open,
+    authorization: ['BearerX abc'],
+    expect: MISSING_TOKEN,
+  },
+  { name: 'bearer: the scheme alone', path: open, authorization: ['Bearer'], expect: INVALID_REQUEST },
+  { name: 'bearer: an empty header', path: open, authorization: [''], expect: INVALID_REQUEST },
+  {
+    name: 'bearer: a tab instead of a space',
+    path: open,
+    authorization: ['Bearer\tabc'],
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: something after the token',
+    path: open,
+    authorization: ['Bearer abc def'],
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: two Authorization headers',
+    path: open,
+    authorization: ['Bearer abc', 'Bearer abc'],
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: a malformed token value',
+    path: open,
+    authorization: [`Bearer dap_${'A'.repeat(38)}`],
+    expect: INVALID_TOKEN,
+  },
+  { name: 'bearer: a well-formed unknown token', path: open, token: 'unknown', expect: INVALID_TOKEN },
+  { name: 'bearer: an expired token', path: open, token: 'expired', expect: INVALID_TOKEN },
+  { name: 'bearer: a revoked token', path: open, token: 'revoked', expect: INVALID_TOKEN },
+  { name: 'bearer: the public token reads public data', path: open, token: 'public', expect: OPEN },
+  { name: 'bearer: access_token in the query only', path: `${open}?access_token=abc`, expect: MISSING_TOKEN },
+  {
+    name: 'bearer: access_token in the query and the header',
+    path: `${open}?access_token=abc`,
+    token: 'public',
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: access_token in the JSON body and the header',
+    method: 'PATCH',
+    path: '/api/v1/datasets/lab/m-none-edit',
+    token: 'edit',
+    headers: JSON_BODY,
+    body: '{"description":"x","access_token":"abc"}',
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: access_token in a form body and the header',
+    method: 'POST',
+    path: `${open}/exports`,
+    token: 'public',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'table=t&access_token=abc',
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: access_token in a form body only',
+    method: 'POST',
+    path: `${open}/exports`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'table=t&access_token=abc',
+    expect: MISSING_TOKEN,
+  },
+]
+
+// ---- other routes: workflows, organizations, edits -----------------------------------------------
+
+const edit = '/api/v1/datasets/lab/m-none-edit'
+const routeCases: Case[] = [
+  {
+    name: 'versions: release',
+    method: 'POST',
+    path: `${edit}/versions`,
+    token: 'edit',
+    expect: ok({ version: 1 }, 201),
+  },
+  {
+    name: 'versions: release again',
+    method: 'POST',
+    path: `${edit}/versions`,
+    token: 'edit',
+    expect: ok({ version: 2 }, 201),
+  },
+  {
+    name: 'versions: needs data.edit',
+    method: 'POST',
+    path: `${edit}/versions`,
+    token: 'data',
+    expect: insufficientScope('data.edit'),
+  },
+  {
+    name: 'update: a body without a description',
+    method: 'PATCH',
+    path: edit,
+    token: 'edit',
+    headers: JSON_BODY,
+    body: '{"title":"x"}',
+    expect: badParameter('the body must be {"description": text of at most 10000 characters}'),
+  },
+  {
+    name: 'update: a body past 64 KiB',
+    method: 'PATCH',
+    path: edit,
+    token: 'edit',
+    headers: JSON_BODY,
+    body: JSON.stringify({ description: 'x'.repeat(70_000) }),
+    expect: {
+      status: 413,
+      body: {
+        error: {
+          status: 413,
+          message: 'Payload too large',
+          code: 'body_too_large',
+          detail: 'the body must be at most 65536 bytes',
+        },
+      },
+    },
+  },
+  {
+    name: 'rows: an unknown table after the guard',
+    path: `${open}/tables/nope/rows`,
+    token: 'data',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'rows: an unknown table of a hidden dataset',
+    path: '/api/v1/datasets/lab/m-none-none/tables/nope/rows',
+    token: 'data',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'rows: maxResults=0',
+    path: `${open}/tables/t/rows?maxResults=0`,
+    token: 'data',
+    expect: BAD_MAX_RESULTS,
+  },
+  {
+    name: 'rows: maxResults=1001',
+    path: `${open}/tables/t/rows?maxResults=1001`,
+    token: 'data',
+    expect: BAD_MAX_RESULTS,
+  },
+  {
+    name: 'rows: maxResults=1',
+    path: `${open}/tables/t/rows?maxResults=1`,
+    token: 'public',
+    expect: ok({ rows: [[1]] }),
+  },
+  {
+    name: 'export: a whole public table',
+    ...exportTable('x'),
+    path: `${open}/exports`,
+    expect: ok('id\r\n1\r\n2\r\n'),
+  },
+  {
+    name: 'export: an unknown table',
+    ...exportTable('x'),
+    path: `${open}/exports`,
+    body: '{"table":"nope"}',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'export: no table named',
+    ...exportTable('x'),
+    path: `${open}/exports`,
+    body: '{}',
+    expect: badParameter('the body must be {"table": "<table name>"}'),
+  },
+  { name: 'dataset: unknown', path: '/api/v1/datasets/lab/nope', token: 'edit', expect: NOT_FOUND },
+  {
+    name: 'workflow: read a hidden one with wokflow.read',
+    path: '/api/v1/workflows/lab/wf-hidden',
+    token: 'wfread',
+    expect: ok({ owner: 'lab', name: 'wf-hidden' }),
+  },
+  {
+    name: 'workflow: a hidden one without the scope',
+    path: '/api/v1/workflows/lab/wf-hidden',
+    token: 'data',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'workflow: a public one with the public token',
+    path: '/api/v1/workflows/lab/wf-public',
+    token: 'public',
+    expect: ok({ owner: 'lab', name: 'wf-public' }),
+  },
+  {
+    name: 'workflow: run with workflow.write',
+    method: 'POST',
+    path: '/api/v1/workflows/lab/wf-write/runs',
+    token: 'wfwrite',
+    expect: ok({ run: { id: 'run-1', status: 'queued' } }, 202),
+  },
+  {
+    name: 'workflow: run with wokflow.read only',
+    method: 'POST',
+    path: '/api/v1/workflows/lab/wf-write/runs',
+    token: 'wfread',
+    expect: insufficientScope('workflow.write'),
+  },
+  {
+    name: 'workflow: run where the user may only read',
+    method: 'POST',
+    path: '/api/v1/workflows/lab/wf-hidden/runs',
+    token: 'wfwrite',
+    expect: INSUFFICIENT_ACCESS,
+  },
+  { name: 'workflow: unknown', path: '/api/v1/workflows/lab/nope', token: 'wfread', expect: NOT_FOUND },
+  {
+    name: 'organization: an admin with organization.read',
+    path: '/api/v1/organizations/lab',
+    token: 'admin-read',
+    expect: ok({
+      handle: 'lab',
+      admins: ['admin'],
+      members: [
+        { user: 'member', status: 'approved' },
+        { user: 'u', status: 'approved' },
+      ],
+    }),
+  },
+  {
+    name: 'organization: an admin without the scope',
+    path: '/api/v1/organizations/lab',
+    token: 'admin-data',
+    expect: insufficientScope('organization.read'),
+  },
+  {
+    name: 'organization: a member who is no admin',
+    path: '/api/v1/organizations/lab',
+    token: 'member-org',
+    expect: INSUFFICIENT_ACCESS,
+  },
+  {
+    name: 'organization: unknown',
+    path: '/api/v1/organizations/nope',
+    token: 'admin-read',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'organization: a user handle',
+    path: '/api/v1/organizations/u',
+    token: 'admin-read',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'organization: approve a member',
+    method: 'PATCH',
+    path: '/api/v1/organizations/lab/members/member',
+    token: 'admin-write',
+    headers: JSON_BODY,
+    body: '{"status":"pending"}',
+    expect: ok({ user: 'member', status: 'pending' }),
+  },
+  {
+    name: 'organization: member status needs organization.write',
+    method: 'PATCH',
+    path: '/api/v1/organizations/lab/members/member',
+    token: 'admin-read',
+    headers: JSON_BODY,
+    body: '{"status":"approved"}',
+    expect: insufficientScope('organization.write'),
+  },
+  {
+    name: 'organization: a bad status',
+    method: 'PATCH',
+    path: '/api/v1/organizations/lab/members/member',
+    token: 'admin-write',
+    headers: JSON_BODY,
+    body: '{"status":"banned"}',
+    expect: badParameter('the body must be {"status": "pending" | "approved" | "rejected"}'),
+  },
+  {
+    name: 'organization: an unknown member',
+    method: 'PATCH',
+    path: '/api/v1/organizations/lab/members/ghost',
+    token: 'admin-write',
+    headers: JSON_BODY,
+    body: '{"status":"approved"}',
+    expect: NOT_FOUND,
+  },
+]
+
+// ---- path bypasses: never a handler, whatever the token ------------------------------------------
+
+const bypassCases: Case[] = [
+  '/API/v1/datasets/lab/m-data-none',
+  '/api/V1/datasets/lab/m-data-none',
+  '/%61pi/v1/datasets/lab/m-data-none',
+  '/api/v1/datasets/lab/m-data-%6eone',
+  '/api/v1/datasets/lab/m-data-none/',
+  '/api/v1/datasets/lab/m-data-none/metadata/',
+  '/api/v1/datasets/lab/x/../m-data-none',
+  '/api/v1/datasets/lab/./m-data-none',
+  '/api/v1/datasets/lab/m-data-none/metadata/..',
+  '/api//v1/datasets/lab/m-data-none',
+  '/api/v1/datasets/lab/m-data-none%2Fmetadata',
+  '/api/v1/datasets/lab/m-data-none;metadata',
+  '/api/v1/datasets/lab',
+  '/api/v1/nope',
+  '/',
+].flatMap((path): Case[] => [
+  { name: `bypass: ${path} with a token`, path, token: 'edit', expect: NOT_FOUND },
+  { name: `bypass: ${path} without one`, path, expect: NOT_FOUND },
+])
+
+const methodCases: Case[] = [
+  { name: 'method: DELETE is no route', method: 'DELETE', path: open, token: 'edit', expect: NOT_FOUND },
+  { name: 'method: OPTIONS is no route', method: 'OPTIONS', path: open, expect: NOT_FOUND },
+  { name: 'method: PUT is no route', method: 'PUT', path: open, token: 'edit', expect: NOT_FOUND },
+]
+
+/** Every case, in the order they run (state changes, such as a member's status, come in order). */
+export const CASES: readonly Case[] = [
+  ...matrixCases,
+  ...listingCases,
+  ...pagingCases,
+  ...exportCases,
+  ...bearerCases,
+  ...routeCases,
+  ...bypassCases,
+  ...methodCases,
+]

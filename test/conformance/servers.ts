@@ -1,0 +1,22 @@
+import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
+import type { Seed } from '../../examples/server/seed.js'
+import { type StartedServer, startServer } from '../../examples/server/server.js'
+import type { TrustProxy } from '../../examples/server/trust-proxy.js'
+
+/** One reference server per framework, each with its own copy of the data, on ephemeral ports. */
+export async function startAll(
+  seed: Seed,
+  trustProxy: TrustProxy = false,
+): Promise<Record<Framework, StartedServer>> {
+  const servers = await Promise.all(
+    FRAMEWORKS.map((framework) => startServer({ seed, framework, host: '127.0.0.1', port: 0, trustProxy })),
+  )
+  return Object.fromEntries(servers.map((server) => [server.framework, server])) as Record<
+    Framework,
+    StartedServer
+  >
+}
+
+export async function closeAll(servers: Partial<Record<Framework, StartedServer>>): Promise<void> {
+  await Promise.all(Object.values(servers).map((server) => server?.close()))
+}

@@ -1,0 +1,107 @@
+import { describe, expect, test } from 'vitest'
+import { parseCommandLine, parseStore, type ServerFlags } from '../../examples/server/flags.js'
+import { parseTrustProxy } from '../../examples/server/trust-proxy.js'
+import { ConfigError } from '../../src/index.js'
+
+function flagsOf(argv: readonly string[]): ServerFlags {
+  const result = parseCommandLine(argv)
+  if (result.help) throw new Error('unexpected --help')
+  return result.flags
+}
+
+function errorOf(run: () => unknown): string {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return (error as ConfigError).message
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('command line', () => {
+  test('defaults: fastify on 127.0.0.1:3000, no trusted proxy, memory store, demo seed', () => {
+    expect(flagsOf([])).toEqual({
+      seed: undefined,
+      framework: 'fastify',
+      port: 3000,
+      host: '127.0.0.1',
+      trustProxy: false,
+      store: { kind: 'memory' },
+    })
+  })
+
+  test('every flag, as "--flag value" and "--flag=value"', () => {
+    expect(
+      flagsOf([
+        '--seed',
+        'seed.json',
+        '--framework=hono',
+        '--port',
+        '0',
+        '--host=::1',
+        '--trust-proxy',
+        'loopback,10.0.0.0/8',
+        '--store=memory',
+      ]),
+    ).toEqual({
+      seed: 'seed.json',
+      framework: 'hono',
+      port: 0,
+      host: '::1',
+      trustProxy: ['loopback', '10.0.0.0/8'],
+      store: { kind: 'memory' },
+    })
+  })
+
+  test('--help wins', () => {
+    expect(parseCommandLine(['--port', '1', '--help'])).toEqual({ help: true })
+  })
+
+  test.each([
+    [['--framework', 'koa'], '--framework: "koa" is not one of express, fastify, hono'],
+    [['--port', 'abc'], '--port: "abc" is not a port number from 0 to 65535'],
+    [['--port', '65536'], '--port: "65536" is not a port number from 0 to 65535'],
+    [['--port', '080'], '--port: "080" is not a port number from 0 to 65535'],
+    [['--port'], '--port: needs a value; see --help'],
+    [['--port', '--host', 'x'], '--port: needs a value; see --help'],
+    [['--port', '1', '--port', '2'], '--port: is given more than once'],
+    [['--host', 'bad host'], '--host: "bad host" is not an IP address or host name'],
+    [['--colour', 'red'], '"--colour" is not a known flag; see --help'],
+    [['seed.json'], '"seed.json" is not a flag; see --help'],
+    [['--seed='], '--seed: needs a file name'],
+    [
+      ['--trust-proxy', 'true'],
+      '--trust-proxy: "true" would let any client forge its address; name the proxies: loopback, or addresses/CIDRs separated by commas',
+    ],
+    [
+      ['--trust-proxy', '10.1.2.77/24'],
+      '--trust-proxy: "10.1.2.77/24" has host bits set; did you mean 10.1.2.0/24?',
+    ],
+    [['--trust-proxy', 'loopback,'], '--trust-proxy: "loopback," has an empty entry'],
+    [['--store', 'postgres://db'], '--store: "postgres://db" is not memory or a redis://HOST:PORT URL'],
+    [['--store', 'redis://cache'], '--store: "redis://cache" is not memory or a redis://HOST:PORT URL'],
+    [
+      ['--store', 'redis://cache:6379/0'],
+      '--store: "redis://cache:6379/0" is not memory or a redis://HOST:PORT URL',
+    ],
+  ] as const)('%j → %s', (argv, line) => {
+    expect(errorOf(() => parseCommandLine(argv))).toBe(line)
+  })
+
+  test('--trust-proxy: false, loopback, addresses and CIDRs', () => {
+    expect(parseTrustProxy('false')).toBe(false)
+    expect(parseTrustProxy('loopback')).toEqual(['loopback'])
+    expect(parseTrustProxy('127.0.0.1,::1,10.0.0.0/8')).toEqual(['127.0.0.1', '::1', '10.0.0.0/8'])
+    expect(errorOf(() => parseTrustProxy('010.0.0.1'))).toMatch(/^--trust-proxy: "010\.0\.0\.1" /)
+  })
+
+  test('--store: a redis URL is validated and normalised', () => {
+    expect(parseStore('redis://127.0.0.1:6379')).toEqual({ kind: 'redis', url: 'redis://127.0.0.1:6379' })
+    expect(parseStore('redis://cache.internal:6380/')).toEqual({
+      kind: 'redis',
+      url: 'redis://cache.internal:6380',
+    })
+    expect(parseStore('memory')).toEqual({ kind: 'memory' })
+  })
+})
