@@ -8,6 +8,7 @@ export default defineConfig({
     hono: 'adapters/hono/index.ts',
     testing: 'src/testing/index.ts',
     client: 'src/client.ts',
+    redis: 'adapters/redis/index.ts',
     cli: 'cli/bin.ts',
   },
   format: ['esm'],
@@ -29,5 +30,6 @@ export default defineConfig({
     'zod',
     'ipaddr.js',
     'fast-check',
+    'ioredis',
   ],
 })

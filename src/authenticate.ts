@@ -46,6 +46,10 @@ const NO_TOKEN: TokenExtraction = Object.freeze({ ok: true, token: undefined })
  * Extracts the bearer token from what the request offers (RFC 6750 §2): one `Authorization`
  * header only; a token also sent as `access_token` is ambiguous (400); `access_token` alone is
  * never accepted.
+ *
+ * @example
+ * extractBearerToken({ authorization: ['Bearer dap_…'] }) // { ok: true, token: 'dap_…' }
+ * extractBearerToken({ authorization: ['Bearer a', 'Bearer b'] }) // { ok: false, decision: 400 invalid_request }
  */
 export function extractBearerToken(input: CredentialsInput): TokenExtraction {
   const values = input.authorization
@@ -121,6 +125,16 @@ export function authenticateRequest(
   input: CredentialsInput,
   options: AuthenticateOptions,
 ): Promise<AuthenticationResult> {
+  try {
+    return authenticate(input, options)
+  } catch {
+    // Whatever goes wrong (a runtime without a synchronous SHA-256, a hostile input object) is a
+    // denial, never an exception for the adapter to mishandle.
+    return Promise.resolve(UNAVAILABLE)
+  }
+}
+
+function authenticate(input: CredentialsInput, options: AuthenticateOptions): Promise<AuthenticationResult> {
   const extracted = extractBearerToken(input)
   if (!extracted.ok) return Promise.resolve(extracted)
   const token = extracted.token

@@ -1,3 +1,9 @@
+/**
+ * A small client for the data-access API that reads SERVICE_API_TOKEN.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/client
+ */
 import { DataAccessPolicyError } from './errors.js'
 import { isLoopbackAddress } from './transport.js'
 
@@ -36,7 +42,16 @@ export interface DataAccessClient {
   request(path: string, init?: { method?: string; body?: unknown }): Promise<unknown>
 }
 
-/** The service answered with an error status; `status` and `reason` (the body's `code`) say which. */
+/**
+ * The service answered with an error status; `status` and `reason` (the body's `code`) say which.
+ *
+ * @example
+ * try {
+ *   await client.request('datasets/acme/claims')
+ * } catch (error) {
+ *   if (error instanceof ApiError) console.error(error.status, error.reason)
+ * }
+ */
 export class ApiError extends DataAccessPolicyError {
   /** The HTTP status. */
   readonly status: number
@@ -50,11 +65,26 @@ export class ApiError extends DataAccessPolicyError {
   }
 }
 
-/** 401: the token is missing, malformed, unknown, expired or revoked. */
+/**
+ * 401: the token is missing, malformed, unknown, expired or revoked.
+ *
+ * @example
+ * await client.request('datasets/acme/claims').catch((e) => e instanceof UnauthorizedError) // a revoked token
+ */
 export class UnauthorizedError extends ApiError {}
-/** 403: the token's scopes, the user's access or an export restriction forbid the request. */
+/**
+ * 403: the token's scopes, the user's access or an export restriction forbid the request.
+ *
+ * @example
+ * await client.request('datasets/acme/claims/metadata').catch((e) => e.reason) // 'insufficient_scope'
+ */
 export class ForbiddenError extends ApiError {}
-/** 404: no such resource, or one the token may not know of. */
+/**
+ * 404: no such resource, or one the token may not know of.
+ *
+ * @example
+ * await client.request('datasets/acme/hidden').catch((e) => e instanceof NotFoundError) // true
+ */
 export class NotFoundError extends ApiError {}
 
 function environmentToken(): string | undefined {

@@ -74,7 +74,8 @@ function publicWorkflowRank(level: unknown): number | undefined {
 // The catalogue compiled for the hot path: ranks instead of level names, and the shared frozen
 // answers each operation can give, so a decision is a few map lookups and compares and allocates
 // nothing unless export limits apply.
-interface CompiledOperation {
+/** @internal */
+export interface CompiledOperation {
   readonly operation: Operation
   readonly kind: Resource['kind']
   readonly spec: OperationSpec
@@ -83,7 +84,7 @@ interface CompiledOperation {
   readonly scopeDenial: Deny
 }
 
-const COMPILED = new Map<unknown, CompiledOperation>(
+const COMPILED = new Map<Operation, CompiledOperation>(
   (Object.keys(OPERATIONS) as Operation[]).map((operation): [Operation, CompiledOperation] => {
     const spec: OperationSpec = OPERATIONS[operation]
     const need = spec.need
@@ -108,6 +109,48 @@ const COMPILED = new Map<unknown, CompiledOperation>(
   }),
 )
 
+// A switch on the interned operation names costs a few nanoseconds less than a Map lookup, a
+// sizeable share of a whole decision. A test checks that it covers exactly the catalogue.
+const BY_NAME = Object.freeze(Object.fromEntries(COMPILED) as Record<Operation, CompiledOperation>)
+
+/** @internal The compiled catalogue entry of an operation name, or undefined. */
+export function compiledOperation(operation: unknown): CompiledOperation | undefined {
+  switch (operation) {
+    case 'dataset.list':
+      return BY_NAME['dataset.list']
+    case 'dataset.overview':
+      return BY_NAME['dataset.overview']
+    case 'dataset.metadata':
+      return BY_NAME['dataset.metadata']
+    case 'table.read':
+      return BY_NAME['table.read']
+    case 'query.run':
+      return BY_NAME['query.run']
+    case 'export.create':
+      return BY_NAME['export.create']
+    case 'dataset.create':
+      return BY_NAME['dataset.create']
+    case 'dataset.update':
+      return BY_NAME['dataset.update']
+    case 'dataset.delete':
+      return BY_NAME['dataset.delete']
+    case 'version.release':
+      return BY_NAME['version.release']
+    case 'workflow.read':
+      return BY_NAME['workflow.read']
+    case 'workflow.write':
+      return BY_NAME['workflow.write']
+    case 'workflow.run':
+      return BY_NAME['workflow.run']
+    case 'organization.read':
+      return BY_NAME['organization.read']
+    case 'organization.write':
+      return BY_NAME['organization.write']
+    default:
+      return undefined
+  }
+}
+
 /**
  * Decides whether `principal` may perform `operation` on `resource` (design §3, §5).
  * Synchronous and pure; anything it cannot evaluate is a denial.
@@ -123,7 +166,7 @@ const COMPILED = new Map<unknown, CompiledOperation>(
  * // → { allowed: false, status: 403, code: 'insufficient_scope', scope: 'data.metadata', … }
  */
 export function decide(input: DecideInput): Decision {
-  const compiled = input == null ? undefined : COMPILED.get(input.operation)
+  const compiled = input == null ? undefined : compiledOperation(input.operation)
   const scopes = input?.principal?.scopes
   const resource = input?.resource
   if (compiled === undefined || !(scopes instanceof ScopeSet) || resource == null) return INVALID_INPUT

@@ -100,7 +100,13 @@ function createDenial(code: DenyCode, scope: Scope | undefined): Deny {
 // Denials are immutable values with few variants: share them instead of allocating per request.
 const denials = new Map<string, Deny>()
 
-/** Builds a denial with the status and message that belong to `code` (a shared, frozen value). */
+/**
+ * Builds a denial with the status and message that belong to `code` (a shared, frozen value).
+ *
+ * @example
+ * deny('insufficient_scope', 'data.data')
+ * // { allowed: false, status: 403, code: 'insufficient_scope', message: 'Not authorized', scope: 'data.data' }
+ */
 export function deny(code: DenyCode, scope?: Scope): Deny {
   const key = scope === undefined ? code : `${code} ${scope}`
   let denial = denials.get(key)

@@ -18,7 +18,16 @@ export type ErrorCode =
   | 'ERR_OAUTH'
   | 'ERR_CLIENT'
 
-/** Base class of every error thrown by data-access-policy; `code` is stable across versions. */
+/**
+ * Base class of every error thrown by data-access-policy; `code` is stable across versions.
+ *
+ * @example
+ * try {
+ *   parseScopes('workflow.read')
+ * } catch (error) {
+ *   if (error instanceof DataAccessPolicyError) console.error(error.code) // 'ERR_INVALID_SCOPE'
+ * }
+ */
 export class DataAccessPolicyError extends Error {
   /** The stable error code. */
   readonly code: ErrorCode
@@ -30,7 +39,12 @@ export class DataAccessPolicyError extends Error {
   }
 }
 
-/** A scope name is unknown, empty, malformed or wrongly cased; `entry` is the offending name. */
+/**
+ * A scope name is unknown, empty, malformed or wrongly cased; `entry` is the offending name.
+ *
+ * @example
+ * parseScopes('workflow.read') // throws ScopeError, entry 'workflow.read'
+ */
 export class ScopeError extends DataAccessPolicyError {
   /** The offending entry, exactly as given. */
   readonly entry: string
@@ -57,6 +71,10 @@ export function formatConfigPath(path: ConfigPath): string {
 /**
  * Configuration is invalid. Thrown when options are loaded, never while deciding a request.
  * The message starts with the path of the offending field: `allowedIps[2]: "10.1" is not …`.
+ *
+ * @example
+ * compileExportRestrictions({ allowedIps: ['10.1.2.77/24'] })
+ * // throws ConfigError: allowedIps[0]: "10.1.2.77/24" has host bits set; did you mean 10.1.2.0/24?
  */
 export class ConfigError extends DataAccessPolicyError {
   /** Where the bad value sits, as a list of keys and indexes. */
@@ -72,21 +90,38 @@ export class ConfigError extends DataAccessPolicyError {
   }
 }
 
-/** A token value is not well formed. The message never contains the value. */
+/**
+ * A token value is not well formed. The message never contains the value.
+ *
+ * @example
+ * importApiToken({ userId: 'alice', name: 'ci', scopes: [], value: 'dap_short', now: Date.now() })
+ * // throws TokenFormatError (the value is never in the message)
+ */
 export class TokenFormatError extends DataAccessPolicyError {
   constructor(message: string) {
     super('ERR_INVALID_TOKEN_FORMAT', message)
   }
 }
 
-/** A token store failed, timed out or answered something that is not a token record. */
+/**
+ * A token store failed, timed out or answered something that is not a token record.
+ *
+ * @example
+ * await store.save(record)
+ * await store.save(record) // throws TokenStoreError: duplicate id
+ */
 export class TokenStoreError extends DataAccessPolicyError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_TOKEN_STORE', message, options)
   }
 }
 
-/** A function received an argument of the wrong shape; the message names the argument. */
+/**
+ * A function received an argument of the wrong shape; the message names the argument.
+ *
+ * @example
+ * minimalScopes(['table.write']) // throws InvalidArgumentError: operations[0]: unknown operation "table.write"; …
+ */
 export class InvalidArgumentError extends DataAccessPolicyError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_INVALID_ARGUMENT', message, options)

@@ -20,6 +20,9 @@ export function quoteHeaderValue(value: string): string {
  * adds `error`; insufficient scope names the scope that would have sufficed.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-3
+ *
+ * @example
+ * wwwAuthenticate(deny('invalid_token'), 'data-api') // 'Bearer realm="data-api", error="invalid_token"'
  */
 export function wwwAuthenticate(decision: Deny, realm: string): string | undefined {
   switch (decision.code) {

@@ -1,3 +1,9 @@
+/**
+ * The pure policy core: scopes, decisions, export restrictions, tokens, authentication and OAuth rules.
+ *
+ * @packageDocumentation
+ * @module data-access-policy
+ */
 export { type AuthenticationResult, type CredentialsInput, extractBearerToken } from './authenticate.js'
 export { type BearerCredentials, parseBearerHeader } from './bearer.js'
 export { checkResponseSize, type DecideInput, decide, type RequestFacts } from './decide.js'

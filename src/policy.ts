@@ -91,6 +91,8 @@ const optionsSchema = z.strictObject({
     .default(() => Date.now),
 })
 
+const HTTPS_REQUIRED: AuthenticationResult = Object.freeze({ ok: false, decision: deny('https_required') })
+
 /**
  * Builds the access policy from validated options. Everything is checked here, once; requests
  * are then decided without any further validation of the configuration.
@@ -123,9 +125,9 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     realm,
     tokens,
     now,
-    async authenticate(request) {
+    authenticate(request) {
       if (requireHttps && request.protocol !== 'https' && !isLoopbackAddress(request.clientAddress)) {
-        return { ok: false, decision: deny('https_required') }
+        return Promise.resolve(HTTPS_REQUIRED)
       }
       return authenticateRequest(request, authOptions)
     },

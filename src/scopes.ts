@@ -117,7 +117,13 @@ export class ScopeSet {
   }
 }
 
-/** True when `value` is one of the nine scope names, spelled exactly. */
+/**
+ * True when `value` is one of the nine scope names, spelled exactly.
+ *
+ * @example
+ * isScope('wokflow.read') // true
+ * isScope('workflow.read') // false
+ */
 export function isScope(value: unknown): value is Scope {
   return typeof value === 'string' && SCOPE_BITS.has(value)
 }
@@ -172,12 +178,22 @@ export function parseScopes(input: string | readonly unknown[]): ScopeSet {
   return ScopeSet.fromMask(mask)
 }
 
-/** Builds a {@link ScopeSet} from scope names already typed as {@link Scope}. */
+/**
+ * Builds a {@link ScopeSet} from scope names already typed as {@link Scope}.
+ *
+ * @example
+ * scopeSetOf('data.metadata', 'wokflow.read').toString() // 'public data.metadata wokflow.read'
+ */
 export function scopeSetOf(...scopes: readonly Scope[]): ScopeSet {
   return parseScopes(scopes)
 }
 
-/** Formats a scope set as the space-delimited OAuth scope string (RFC 6749 §3.3). */
+/**
+ * Formats a scope set as the space-delimited OAuth scope string (RFC 6749 §3.3).
+ *
+ * @example
+ * formatScopes(parseScopes(['data.data', 'data.data'])) // 'public data.data'
+ */
 export function formatScopes(scopes: ScopeSet): string {
   return scopes.toString()
 }

@@ -72,6 +72,7 @@ const CASES: [string, () => { authorization: string[]; accessTokenParameter?: bo
     ['a non-ASCII character', () => ({ authorization: [`Bearer ${good}é`] }), BAD_REQUEST],
     ['= inside the token', () => ({ authorization: ['Bearer abc=def'] }), BAD_REQUEST],
     ['a leading =', () => ({ authorization: ['Bearer =abc'] }), BAD_REQUEST],
+    ['a trailing newline', () => ({ authorization: [`Bearer ${good}\n`] }), BAD_REQUEST],
     ['a leading non-token character', () => ({ authorization: ['=Bearer abc'] }), BAD_REQUEST],
     [
       'two Authorization headers',
@@ -229,3 +230,15 @@ function storeMethods(target: TokenStore): TokenStore {
     touch: (id, now) => target.touch(id, now),
   }
 }
+
+describe('never throws', () => {
+  test('a hostile input object is a 503, not an exception', async () => {
+    const hostile = {
+      get authorization(): string[] {
+        throw new Error('getter')
+      },
+    }
+    const result = await authenticateRequest(hostile, { tokens: store, now: () => NOW, storeTimeoutMs: 50 })
+    expect(result).toMatchObject({ ok: false, decision: { status: 503 } })
+  })
+})

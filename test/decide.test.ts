@@ -376,3 +376,14 @@ describe('export restrictions in the decision (contract §7, §8; design §5)', 
     expect(outcome(decision)).toBe('404 not_found')
   })
 })
+
+describe('the compiled catalogue', () => {
+  test('covers exactly the operation catalogue', async () => {
+    const { compiledOperation } = await import('../src/decide.js')
+    for (const operation of OPERATION_NAMES) {
+      expect(compiledOperation(operation)).toMatchObject({ operation, spec: OPERATIONS[operation] })
+    }
+    expect(compiledOperation('dataset.read')).toBeUndefined()
+    expect(compiledOperation('toString')).toBeUndefined()
+  })
+})

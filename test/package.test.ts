@@ -26,16 +26,25 @@ beforeAll(() => {
     filename: string
   }[]
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
-  // fast-check is the optional peer the testing kit needs; no framework is installed.
-  const fastCheck = JSON.parse(
-    readFileSync(join(root, 'node_modules', 'fast-check', 'package.json'), 'utf8'),
-  ) as {
-    version: string
-  }
+  // fast-check and ioredis are the optional peers the testing kit and ./redis need; no framework is installed.
+  const versionOf = (name: string) =>
+    (
+      JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as {
+        version: string
+      }
+    ).version
   const tarball = join(project, packed[0]!.filename)
   run(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, `fast-check@${fastCheck.version}`],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      tarball,
+      `fast-check@${versionOf('fast-check')}`,
+      `ioredis@${versionOf('ioredis')}`,
+    ],
     project,
   )
 }, 120_000)
@@ -46,7 +55,7 @@ afterAll(() => {
 
 describe('the packed package', () => {
   test('declares exactly the documented subpaths', () => {
-    expect(SUBPATHS).toEqual(['.', './express', './fastify', './hono', './testing', './client'])
+    expect(SUBPATHS).toEqual(['.', './express', './fastify', './hono', './testing', './client', './redis'])
   })
 
   test.each(SUBPATHS)('%s imports from ESM', (subpath) => {

@@ -1,3 +1,9 @@
+/**
+ * Express 5 middleware that turns the policy's decisions into HTTP answers.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/express
+ */
 import type { Request, RequestHandler, Response } from 'express'
 import {
   type AccessPolicy,

@@ -1,3 +1,9 @@
+/**
+ * A Fastify 5 plugin that turns the policy's decisions into HTTP answers.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/fastify
+ */
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { fastifyPlugin } from 'fastify-plugin'

@@ -1,3 +1,9 @@
+/**
+ * Hono 4 middleware that turns the policy's decisions into HTTP answers.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/hono
+ */
 import type { Context, MiddlewareHandler } from 'hono'
 import type { ConnInfo } from 'hono/conninfo'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
@@ -84,6 +90,18 @@ function nodeBindings(c: Context): NodeBindings | undefined {
   return typeof env === 'object' && env !== null ? (env as NodeBindings) : undefined
 }
 
+// On Node, reading the raw message's headers spares @hono/node-server from building the Fetch
+// `Request` (and its `Headers`) that the lightweight request stands in for: several microseconds.
+function headerOf(
+  c: Context,
+  name: 'content-type' | 'x-forwarded-for' | 'x-forwarded-proto',
+): string | undefined {
+  const headers = nodeBindings(c)?.incoming?.headers
+  if (headers === undefined) return c.req.header(name)
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
 function authorizationValues(c: Context): readonly string[] {
   const incoming = nodeBindings(c)?.incoming
   // On Node the raw request still tells repeated headers apart; Fetch `Headers` join them with
@@ -98,7 +116,7 @@ function authorizationValues(c: Context): readonly string[] {
 function parsedBodyKind(c: Context): 'json' | 'form' | undefined {
   const method = c.req.method
   if (method === 'GET' || method === 'HEAD') return undefined
-  const mediaType = (c.req.header('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
+  const mediaType = (headerOf(c, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
   if (mediaType === 'application/json') return 'json'
   if (mediaType === 'application/x-www-form-urlencoded') return 'form'
   return undefined
@@ -132,8 +150,8 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     return resolveForwarded(trust, {
       peerAddress: getConnInfo(c).remote.address,
       directProtocol: c.req.url.startsWith('https:') ? 'https' : 'http',
-      forwardedFor: c.req.header('x-forwarded-for'),
-      forwardedProto: c.req.header('x-forwarded-proto'),
+      forwardedFor: headerOf(c, 'x-forwarded-for'),
+      forwardedProto: headerOf(c, 'x-forwarded-proto'),
     })
   }
 

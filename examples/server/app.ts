@@ -1,37 +1,82 @@
 /**
  * The framework-neutral application: the data model, the token store and the access policy built
- * from a seed, and the route sets every binding mounts.
+ * from a seed, the pages' sessions, and the route sets every binding mounts.
  */
-import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStore } from '../../src/index.js'
+import {
+  type AccessPolicy,
+  createAccessPolicy,
+  MemoryTokenStore,
+  type OAuthStateStore,
+  type TokenStore,
+} from '../../src/index.js'
 import { apiRoutes } from './api-routes.js'
 import { DataModel } from './data.js'
+import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { RouteSet } from './route-set.js'
 import type { Seed } from './seed.js'
+import { loadSeedTokens } from './seed-tokens.js'
+import { signInRoutes } from './web/signin.js'
+import { tokenSettingsRoutes } from './web/token-settings.js'
+import { createWebContext, type WebContext } from './web/web-context.js'
 
 /** The realm named in `WWW-Authenticate` challenges. */
 export const REALM = 'data-api'
 
-/** Everything a binding needs to serve the API. */
+/** Everything a binding needs to serve the API and the pages. */
 export interface App {
   readonly policy: AccessPolicy
   readonly model: DataModel
   readonly tokens: TokenStore
-  /** Mounted in order; later issues append the sign-in, settings and OAuth pages. */
+  /** The pages' sessions, sign-in and CSRF checks (web/README.md). */
+  readonly web: WebContext
+  /** The clock the policy, the sessions and the token pages share, epoch ms. */
+  readonly now: () => number
+  /** Mounted in order: the API first, then the pages. */
   readonly routeSets: readonly RouteSet[]
+}
+
+/** Options of {@link createApp}. */
+export interface CreateAppOptions {
+  /** The clock, epoch ms; `Date.now` by default. Tests move it to expire tokens and sessions. */
+  readonly now?: () => number
+  /** Where tokens live; a fresh `MemoryTokenStore` by default. The seed's tokens are added to it. */
+  readonly tokens?: TokenStore
+  /** Where codes, device grants and refresh tokens live (the OAuth routes' `state`); in memory by default. */
+  readonly oauthState?: OAuthStateStore
 }
 
 /**
  * Builds an application from a loaded seed: a fresh token store filled with the seed's records, a
- * policy with the library's defaults (HTTPS required except from loopback), and a private copy of
- * the data, so that several apps built from one seed never share state.
+ * policy with the library's defaults (HTTPS required except from loopback), a private copy of the
+ * data and an empty session store, so that several apps built from one seed never share state.
  *
  * @example
  * const app = await createApp(await loadSeed(DEMO_SEED))
  */
-export async function createApp(seed: Seed): Promise<App> {
-  const tokens = new MemoryTokenStore()
-  for (const record of seed.tokens) await tokens.save(record)
-  const policy = createAccessPolicy({ tokens, realm: REALM })
+export async function createApp(seed: Seed, options: CreateAppOptions = {}): Promise<App> {
+  const now = options.now ?? Date.now
+  const tokens = options.tokens ?? new MemoryTokenStore()
+  await loadSeedTokens(tokens, seed.tokens)
+  const policy = createAccessPolicy({ tokens, realm: REALM, now })
   const model = new DataModel(seed)
-  return { policy, model, tokens, routeSets: [apiRoutes({ model, policy })] }
+  const web = await createWebContext({ users: seed.users, now })
+  return {
+    policy,
+    model,
+    tokens,
+    web,
+    now,
+    routeSets: [
+      apiRoutes({ model, policy }),
+      signInRoutes(web),
+      tokenSettingsRoutes({ web, tokens }),
+      oauthRoutes({
+        clients: seed.clients,
+        tokens,
+        web,
+        now,
+        ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
+      }),
+    ],
+  }
 }

@@ -5,6 +5,8 @@
  * reuse them anywhere else. It goes through the same validation as any seed file.
  */
 
+import { DEMO_CLIENTS, demoOAuthLines } from './oauth/demo-oauth.js'
+
 /** The demo seed, in the seed file format of design §9. */
 export const DEMO_SEED = {
   users: [
@@ -171,7 +173,7 @@ export const DEMO_SEED = {
       revoked: true,
     },
   ],
-  clients: [{ id: 'demo-cli', redirectUris: ['http://127.0.0.1:8765/callback'] }],
+  clients: DEMO_CLIENTS,
 } as const
 
 /** A demo token as the start-up banner lists it. */
@@ -319,6 +321,8 @@ export function demoBanner(baseUrl: string): string {
       `  # ${request.status}: ${request.title}`,
       `  ${curlCommand(request, baseUrl)}`,
     ]),
+    '',
+    ...demoOAuthLines(baseUrl),
     '',
   ].join('\n')
 }

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import express, { type Request, type RequestHandler, type Response } from 'express'
 import { accessControl } from '../../adapters/express/index.js'
+import { strictProtocol } from '../../adapters/shared/trust-proxy.js'
 import { deny } from '../../src/index.js'
 import type { App } from './app.js'
 import {
@@ -16,9 +17,9 @@ import {
   writeJson,
 } from './front-door.js'
 import { INTERNAL_ERROR } from './http-result.js'
-import { onceBody, readCapped } from './request-body.js'
-import { queryOf } from './request-target.js'
-import { type ApiRequest, MAX_BODY_BYTES, type Route, type RouteResult } from './route-set.js'
+import { neutralRequest } from './neutral-request.js'
+import { bodyOf, headersOf } from './result-headers.js'
+import type { ApiRequest, Route, RouteResult } from './route-set.js'
 import { runRoute } from './run-route.js'
 import type { TrustProxy } from './trust-proxy.js'
 
@@ -44,15 +45,14 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   const neutral = (req: Request): ApiRequest => {
     let request = requests.get(req)
     if (request === undefined) {
-      request = {
+      request = neutralRequest(req, {
         params: req.params as Record<string, string>,
-        contentType: req.headers['content-type'],
-        query: queryOf(req.originalUrl),
-        get principal() {
-          return req.principal
-        },
-        body: onceBody(() => readCapped(req, MAX_BODY_BYTES)),
-      }
+        principal: () => req.principal,
+        // The adapter's own reading of the client, so pages and the API agree on it.
+        clientAddress: req.ip,
+        protocol: strictProtocol(req.protocol, req.socket, req.headers['x-forwarded-proto']),
+        target: req.originalUrl,
+      })
       requests.set(req, request)
     }
     return request
@@ -61,8 +61,15 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   const send = (req: Request, res: Response, result: RouteResult): void => {
     switch (result.kind) {
       case 'json':
-        writeJson(res, result.status, result.body)
+      case 'html':
+      case 'redirect': {
+        const body = bodyOf(result)
+        res.statusCode = result.status
+        for (const [name, value] of Object.entries(headersOf(result))) res.setHeader(name, value)
+        res.setHeader('content-length', Buffer.byteLength(body))
+        res.end(body)
         return
+      }
       case 'data':
         access.sendData(req, res, {
           body: result.body,

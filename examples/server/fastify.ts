@@ -6,6 +6,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { accessControl } from '../../adapters/fastify/index.js'
+import { strictProtocol } from '../../adapters/shared/trust-proxy.js'
 import { deny } from '../../src/index.js'
 import type { App } from './app.js'
 import {
@@ -16,9 +17,9 @@ import {
   type RunningServer,
 } from './front-door.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from './http-result.js'
-import { onceBody, readCapped } from './request-body.js'
-import { queryOf } from './request-target.js'
-import { type ApiRequest, MAX_BODY_BYTES, type Route, type RouteResult } from './route-set.js'
+import { neutralRequest } from './neutral-request.js'
+import { bodyOf, headersOf } from './result-headers.js'
+import type { ApiRequest, Route, RouteResult } from './route-set.js'
 import { runRoute } from './run-route.js'
 
 /**
@@ -43,15 +44,13 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   const neutral = (request: FastifyRequest): ApiRequest => {
     let found = requests.get(request)
     if (found === undefined) {
-      found = {
+      found = neutralRequest(request.raw, {
         params: request.params as Record<string, string>,
-        contentType: request.raw.headers['content-type'],
-        query: queryOf(request.raw.url),
-        get principal() {
-          return request.principal
-        },
-        body: onceBody(() => readCapped(request.raw, MAX_BODY_BYTES)),
-      }
+        principal: () => request.principal,
+        // The adapter's own reading of the client, so pages and the API agree on it.
+        clientAddress: request.ip,
+        protocol: strictProtocol(request.protocol, request.raw.socket, request.headers['x-forwarded-proto']),
+      })
       requests.set(request, found)
     }
     return found
@@ -60,10 +59,13 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   const send = (reply: FastifyReply, result: RouteResult): FastifyReply => {
     switch (result.kind) {
       case 'json':
-        return reply
-          .code(result.status)
-          .header('content-type', JSON_CONTENT_TYPE)
-          .send(JSON.stringify(result.body))
+      case 'html':
+      case 'redirect':
+        for (const [name, value] of Object.entries(headersOf(result))) {
+          reply.header(name, typeof value === 'string' ? value : [...value])
+        }
+        // An empty body goes as no payload: Fastify would label an empty string `text/plain`.
+        return reply.code(result.status).send(result.kind === 'redirect' ? undefined : bodyOf(result))
       case 'data':
         return reply.sendData({
           body: result.body,

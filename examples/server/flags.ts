@@ -11,7 +11,7 @@ import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
 export const FRAMEWORKS = ['express', 'fastify', 'hono'] as const
 export type Framework = (typeof FRAMEWORKS)[number]
 
-/** Where tokens live: process memory, or (a later issue) a shared Redis server. */
+/** Where tokens and OAuth state live: process memory, or a Redis server several instances share. */
 export type StoreOption = { readonly kind: 'memory' } | { readonly kind: 'redis'; readonly url: string }
 
 /** The server's options, as the flags give them. */
@@ -41,7 +41,8 @@ Options:
   --host H                address to listen on (default 127.0.0.1)
   --trust-proxy VALUE     peers allowed to set X-Forwarded-For / X-Forwarded-Proto: false (default),
                           loopback, or addresses/CIDRs separated by commas
-  --store STORE           memory (default) | redis://HOST:PORT (not available yet)
+  --store STORE           memory (default) | redis://HOST:PORT: tokens and OAuth state on a
+                          Redis server that several instances share (seed tokens added once)
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy

@@ -6,16 +6,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import { getConnInfo } from '@hono/node-server/conninfo'
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { type AccessEnv, accessControl } from '../../adapters/hono/index.js'
+import { compileTrustProxy, resolveForwarded } from '../../adapters/shared/trust-proxy.js'
 import { deny } from '../../src/index.js'
 import type { App } from './app.js'
 import { type BindingOptions, createFrontDoorServer, listen, type RunningServer } from './front-door.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from './http-result.js'
-import { onceBody, readCapped } from './request-body.js'
-import { queryOf } from './request-target.js'
-import { type ApiRequest, MAX_BODY_BYTES, type Route, type RouteResult } from './route-set.js'
+import { neutralRequest } from './neutral-request.js'
+import { bodyOf, headersOf } from './result-headers.js'
+import type { ApiRequest, Route, RouteResult } from './route-set.js'
 import { runRoute } from './run-route.js'
 
 type Env = AccessEnv & { Bindings: HttpBindings }
@@ -51,11 +52,11 @@ function withBindings(c: Context<AccessEnv>): Context<Env> {
  */
 export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']): Hono<Env> {
   const web = new Hono<Env>()
-  const access = accessControl({
-    policy: app.policy,
-    getConnInfo,
-    trustProxy: trustProxy === false ? false : [...trustProxy],
-  })
+  const trustList = trustProxy === false ? false : [...trustProxy]
+  const access = accessControl({ policy: app.policy, getConnInfo, trustProxy: trustList })
+  // The adapter's own reading of the client (connection address, trusted forwarding headers), so
+  // pages and the API agree on it.
+  const trust = compileTrustProxy(trustList)
   web.use('*', keepBodyForHandlers)
 
   const requests = new WeakMap<Context, ApiRequest>()
@@ -63,15 +64,18 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
     let found = requests.get(c)
     if (found === undefined) {
       const incoming = c.env.incoming
-      found = {
+      const origin = resolveForwarded(trust, {
+        peerAddress: getConnInfo(c).remote.address,
+        directProtocol: c.req.url.startsWith('https:') ? 'https' : 'http',
+        forwardedFor: c.req.header('x-forwarded-for'),
+        forwardedProto: c.req.header('x-forwarded-proto'),
+      })
+      found = neutralRequest(incoming, {
         params: c.req.param() as Record<string, string>,
-        contentType: incoming.headers['content-type'],
-        query: queryOf(incoming.url),
-        get principal() {
-          return c.get('principal')
-        },
-        body: onceBody(() => readCapped(incoming, MAX_BODY_BYTES)),
-      }
+        principal: () => c.get('principal'),
+        clientAddress: origin.clientAddress,
+        protocol: origin.protocol,
+      })
       requests.set(c, found)
     }
     return found
@@ -79,10 +83,28 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
 
   const send = (c: Context<Env>, result: RouteResult): Response => {
     switch (result.kind) {
+      case 'redirect': {
+        // Written on the Node response: @hono/node-server labels any body-less Response
+        // `text/plain`, which Express and Fastify do not send.
+        const outgoing = c.env.outgoing
+        outgoing.statusCode = result.status
+        for (const [name, value] of Object.entries(headersOf(result))) {
+          outgoing.setHeader(name, typeof value === 'string' ? value : [...value])
+        }
+        outgoing.setHeader('content-length', 0)
+        outgoing.end()
+        return RESPONSE_ALREADY_SENT
+      }
       case 'json':
-        return c.body(JSON.stringify(result.body), result.status as ContentfulStatusCode, {
-          'content-type': JSON_CONTENT_TYPE,
-        })
+      case 'html': {
+        const headers = new Headers()
+        for (const [name, value] of Object.entries(headersOf(result))) {
+          for (const each of typeof value === 'string' ? [value] : value) headers.append(name, each)
+        }
+        const body = bodyOf(result)
+        headers.set('content-length', String(Buffer.byteLength(body)))
+        return new Response(body, { status: result.status, headers })
+      }
       case 'data':
         return access.sendData(c, {
           body: result.body,

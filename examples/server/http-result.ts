@@ -4,14 +4,32 @@
  * caller. Pure functions; bindings serialize the result.
  */
 import { type Deny, deny } from '../../src/index.js'
-import type { RouteResult } from './route-set.js'
+import type { ResponseHeaders, RouteResult } from './route-set.js'
 
 /** The content type of every JSON answer. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
-/** A JSON answer. */
-export function json(body: unknown, status = 200): RouteResult {
-  return { kind: 'json', status, body }
+/**
+ * A JSON answer, with optional extra headers.
+ *
+ * @example
+ * json({ access_token: value }, 200, { 'cache-control': 'no-store', pragma: 'no-cache' })
+ */
+export function json(body: unknown, status = 200, headers?: ResponseHeaders): RouteResult {
+  return headers === undefined ? { kind: 'json', status, body } : { kind: 'json', status, body, headers }
+}
+
+/**
+ * A redirect (empty body, `Cache-Control: no-store`); 303 after a form post, so the browser
+ * follows with a GET.
+ *
+ * @example
+ * redirect('/settings/tokens')
+ */
+export function redirect(location: string, status: 302 | 303 = 303, headers?: ResponseHeaders): RouteResult {
+  return headers === undefined
+    ? { kind: 'redirect', status, location }
+    : { kind: 'redirect', status, location, headers }
 }
 
 /** A denial of the policy, to be rendered by the adapter. */

@@ -2,7 +2,6 @@
  * Starting the reference server in-process: pick the framework binding, build the app from a
  * loaded seed, listen. main.ts wraps this for the command line; tests call it directly.
  */
-import { ConfigError } from '../../src/index.js'
 import { type App, createApp } from './app.js'
 import { startExpress } from './express.js'
 import { startFastify } from './fastify.js'
@@ -10,6 +9,7 @@ import type { Framework, StoreOption } from './flags.js'
 import type { RunningServer } from './front-door.js'
 import { startHono } from './hono.js'
 import type { Seed } from './seed.js'
+import { openSharedStores } from './shared-stores.js'
 import type { TrustProxy } from './trust-proxy.js'
 
 /** Options of {@link startServer}; the defaults are the command line's. */
@@ -21,6 +21,8 @@ export interface StartServerOptions {
   readonly port?: number
   readonly trustProxy?: TrustProxy
   readonly store?: StoreOption
+  /** The clock, epoch ms; `Date.now` by default (tests move it to expire tokens and sessions). */
+  readonly now?: () => number
 }
 
 /** A running reference server. */
@@ -34,26 +36,36 @@ const BINDINGS = { express: startExpress, fastify: startFastify, hono: startHono
 /**
  * Builds the app and serves it on the chosen framework.
  *
- * @throws {ConfigError} for `--store redis://…`, which a later issue brings.
+ * With `--store redis://…` the tokens and OAuth state live on that Redis server, shared with every
+ * other instance started on it; the seed's tokens are added unless already there.
+ *
+ * @throws {Error} when Redis does not answer within five seconds.
  * @example
  * const server = await startServer({ seed: await loadSeed(DEMO_SEED), framework: 'hono', port: 0 })
  * await fetch(`${server.url}/api/v1/datasets/acme/weather`)
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
-  const store = options.store ?? { kind: 'memory' }
-  if (store.kind === 'redis') {
-    throw new ConfigError(
-      ['--store'],
-      `the Redis store is not available yet (${store.url}); use --store memory`,
-    )
-  }
+  const shared = await openSharedStores(options.store ?? { kind: 'memory' })
   const framework = options.framework ?? 'fastify'
-  const app = await createApp(options.seed)
-  const running = await BINDINGS[framework](app, {
-    host: options.host ?? '127.0.0.1',
-    port: options.port ?? 3000,
-    trustProxy: options.trustProxy ?? false,
-  })
-  return { ...running, framework, app }
+  try {
+    const app = await createApp(options.seed, {
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...(shared === undefined ? {} : { tokens: shared.tokens, oauthState: shared.oauthState }),
+    })
+    const running = await BINDINGS[framework](app, {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 3000,
+      trustProxy: options.trustProxy ?? false,
+    })
+    // The Redis connections go with the server, or they would keep the process alive.
+    const close = async () => {
+      await running.close()
+      await shared?.close()
+    }
+    return { ...running, close, framework, app }
+  } catch (error) {
+    await shared?.close()
+    throw error
+  }
 }

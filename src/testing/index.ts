@@ -1,3 +1,9 @@
+/**
+ * Fixtures, fast-check arbitraries and assertions for host apps' policy tests.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/testing
+ */
 export {
   addressArbitrary,
   datasetArbitrary,

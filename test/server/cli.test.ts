@@ -130,10 +130,6 @@ describe('npm start (child processes)', () => {
     [['--port', 'abc'], '--port: "abc" is not a port number from 0 to 65535'],
     [['--framework', 'koa'], '--framework: "koa" is not one of express, fastify, hono'],
     [
-      ['--store', 'redis://127.0.0.1:6379'],
-      '--store: the Redis store is not available yet (redis://127.0.0.1:6379); use --store memory',
-    ],
-    [
       [
         '--seed',
         seedFile('host-bits.json', {

@@ -1,0 +1,406 @@
+import type { Redis } from 'ioredis'
+import { z } from 'zod'
+import { configErrorFromZod } from '../../src/config-error.js'
+import { TokenStoreError } from '../../src/errors.js'
+import { generateRandomBase62 } from '../../src/token-format.js'
+import { type TokenRecord, tokenRecordSchema } from '../../src/token-record.js'
+import type { TokenStore } from '../../src/token-store.js'
+import {
+  closeConnection,
+  defineScript,
+  type LuaScript,
+  openConnection,
+  type RedisTarget,
+  whenReady,
+} from './connection.js'
+import { InvalidationFeed } from './invalidation-feed.js'
+import { RecordCache } from './record-cache.js'
+import { decodeRecord, storeFailure, validateRecord } from './record-codec.js'
+import { REPLACE_TOKEN, SAVE_TOKEN } from './token-scripts.js'
+
+/** Options of {@link RedisTokenStore}. */
+export interface RedisTokenStoreOptions {
+  /** Where Redis is: `redis://HOST:PORT`, or ioredis options (TLS, Sentinel, password). */
+  readonly redis: RedisTarget
+  /** Prefix of every key and channel; default `dap:`. Instances that share tokens use the same one. */
+  readonly keyPrefix?: string
+  /** Records cached per instance, least recently used evicted first; default 10,000; 0 turns the cache off. */
+  readonly cacheSize?: number
+  /**
+   * The longest a cached record may be out of date, in ms; default 1000. It bounds both how late a
+   * change made on another instance takes effect here and how long the cache serves after Redis
+   * stops answering.
+   */
+  readonly maxStalenessMs?: number
+  /** How often this instance checks its invalidation feed end to end, in ms; default 200. */
+  readonly heartbeatMs?: number
+  /** How long one Redis command may take before it fails (and the request gets 503), in ms; default 500. */
+  readonly commandTimeoutMs?: number
+}
+
+const optionsSchema = z
+  .strictObject({
+    redis: z.custom<RedisTarget>(
+      (value) => typeof value === 'string' || (typeof value === 'object' && value !== null),
+      { message: 'must be a redis:// URL or ioredis options' },
+    ),
+    keyPrefix: z
+      .string()
+      .regex(/^[\x21-\x7e]{0,64}$/, 'must be at most 64 visible ASCII characters')
+      .default('dap:'),
+    cacheSize: z.int().min(0).max(10_000_000).default(10_000),
+    maxStalenessMs: z.int().min(10).max(60_000).default(1000),
+    heartbeatMs: z.int().min(5).max(30_000).default(200),
+    commandTimeoutMs: z.int().min(1).max(60_000).default(500),
+  })
+  .refine((options) => options.heartbeatMs * 2 <= options.maxStalenessMs, {
+    path: ['heartbeatMs'],
+    message: 'must be at most half of maxStalenessMs, or the cache would rarely be fresh',
+  })
+
+const HASH = /^[0-9a-f]{64}$/
+// Fields fixed at creation: the id and hash are the lookup keys, the rest is who and what the token is.
+const IMMUTABLE_FIELDS = ['hash', 'kind', 'userId', 'createdAt', 'clientId'] as const
+// Compare-and-set retries before an update gives up; each lost round means another write landed.
+const MAX_ATTEMPTS = 16
+
+/** A read from Redis in flight; an invalidation that arrives meanwhile makes its answer uncacheable. */
+interface PendingRead {
+  cacheable: boolean
+  promise: Promise<TokenRecord | undefined>
+}
+
+function compareByCreation(a: TokenRecord, b: TokenRecord): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)
+}
+
+/**
+ * A {@link TokenStore} on a Redis server shared by every instance of a service (design §6).
+ *
+ * Records live under the SHA-256 of their value (never the value); an id index and a per-owner set
+ * serve the settings pages. Each instance keeps a bounded LRU cache of records, so most lookups
+ * answer synchronously without a round trip. Every write publishes the record's hash in the same
+ * atomic script, and every instance drops that entry when the message arrives:
+ *
+ * - a change is effective at once on the instance that made it, and within `maxStalenessMs`
+ *   (1 s) on every other;
+ * - a lost subscriber connection drops the whole cache, which stays bypassed until resubscribed;
+ * - a cached record serves for at most `maxStalenessMs` after the last proof that Redis and the
+ *   feed answer (a heartbeat round trip), so when Redis stops answering lookups fail (503) within a
+ *   second; ioredis reconnects and the store recovers without a restart;
+ * - a slow command fails after `commandTimeoutMs`; an answer that is not a valid record fails.
+ *
+ * The store opens its own two connections (commands, subscriber); {@link RedisTokenStore.close}
+ * closes them.
+ *
+ * @example
+ * const tokens = new RedisTokenStore({ redis: 'redis://127.0.0.1:6379' })
+ * await tokens.ready()
+ * const policy = createAccessPolicy({ tokens })
+ * // on shutdown
+ * await tokens.close()
+ */
+export class RedisTokenStore implements TokenStore {
+  readonly #client: Redis
+  readonly #subscriber: Redis | undefined
+  readonly #feed: InvalidationFeed | undefined
+  readonly #cache: RecordCache<TokenRecord>
+  readonly #pending = new Map<string, PendingRead>()
+  readonly #touches = new Map<string, Promise<void>>()
+  readonly #prefix: string
+  readonly #channel: string
+  readonly #instance: string
+  readonly #maxStalenessMs: number
+  readonly #save: LuaScript
+  readonly #replace: LuaScript
+
+  /**
+   * Opens the connections; lookups work at once (from Redis) and the cache joins in once the
+   * subscription is confirmed. Await {@link RedisTokenStore.ready} before serving.
+   *
+   * @throws {ConfigError} naming the offending option.
+   */
+  constructor(options: RedisTokenStoreOptions) {
+    const parsed = optionsSchema.safeParse(options)
+    if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
+    const { redis, keyPrefix, cacheSize, maxStalenessMs, heartbeatMs, commandTimeoutMs } = parsed.data
+    const instance = generateRandomBase62(16)
+    this.#instance = instance
+    this.#prefix = keyPrefix
+    this.#channel = `${keyPrefix}token-changes`
+    this.#maxStalenessMs = maxStalenessMs
+    this.#cache = new RecordCache(cacheSize)
+    this.#client = openConnection(redis, commandTimeoutMs, `dap-tokens-${instance}`)
+    this.#client.on('error', () => {})
+    this.#save = defineScript(this.#client, 'dapSaveToken', SAVE_TOKEN)
+    this.#replace = defineScript(this.#client, 'dapReplaceToken', REPLACE_TOKEN)
+    if (cacheSize > 0) {
+      this.#subscriber = this.#client.duplicate({ connectionName: `dap-tokens-sub-${instance}` })
+      this.#feed = new InvalidationFeed({
+        publisher: this.#client,
+        subscriber: this.#subscriber,
+        channel: this.#channel,
+        heartbeatChannel: `${keyPrefix}heartbeat:${instance}`,
+        heartbeatMs,
+        onChange: (message) => this.#receive(message),
+        onLost: () => this.#dropAll(),
+      })
+    }
+  }
+
+  /**
+   * Resolves once the command connection is up and (with the cache on) the invalidation feed is
+   * subscribed; rejects after `timeoutMs`.
+   */
+  async ready(timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    await whenReady(this.#client, timeoutMs)
+    if (this.#feed === undefined) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new TokenStoreError(`Redis subscription not ready within ${timeoutMs} ms`)),
+        Math.max(0, deadline - Date.now()),
+      )
+    })
+    try {
+      await Promise.race([this.#feed.whenSubscribed(), timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Stops the heartbeat and closes both connections. */
+  async close(): Promise<void> {
+    this.#feed?.stop()
+    this.#dropAll()
+    await Promise.all([
+      closeConnection(this.#client),
+      this.#subscriber === undefined ? undefined : closeConnection(this.#subscriber),
+    ])
+  }
+
+  /**
+   * The record whose value hashes to `hash`: synchronously from the cache when the entry is fresh,
+   * else a promise of Redis's answer.
+   */
+  findByHash(hash: string): TokenRecord | undefined | Promise<TokenRecord | undefined> {
+    const entry = this.#cache.get(hash)
+    const feed = this.#feed
+    // Fresh: read less than maxStalenessMs ago, or confirmed by a heartbeat since (invalidation-feed.ts).
+    if (entry !== undefined && feed?.subscribed === true) {
+      const confirmed = Math.max(entry.fetchedAt, feed.confirmedAt)
+      if (performance.now() - confirmed < this.#maxStalenessMs) return entry.value
+    }
+    return this.#read(hash)
+  }
+
+  /** The record with this id, read from Redis. */
+  async findById(id: string): Promise<TokenRecord | undefined> {
+    const hash = await this.#hashOf(id)
+    if (hash === undefined) return undefined
+    const record = await this.#read(hash)
+    if (record === undefined || record.id !== id) {
+      throw new TokenStoreError('Redis answered an id index that points to another record')
+    }
+    return record
+  }
+
+  /** Validates and adds a new record; a duplicate id or hash is refused. */
+  async save(record: TokenRecord): Promise<void> {
+    const valid = validateRecord(tokenRecordSchema, record, 'token record', 'save')
+    let answer: unknown
+    try {
+      answer = await this.#save(
+        [this.#recordKey(valid.hash), this.#idKey(valid.id), this.#ownerKey(valid.userId)],
+        [JSON.stringify(valid), valid.hash, this.#channel, this.#message(valid.hash)],
+      )
+    } catch (error) {
+      throw storeFailure('save a token', error)
+    }
+    if (answer === 'id') throw new TokenStoreError(`cannot save: token id ${valid.id} already exists`)
+    if (answer === 'hash') throw new TokenStoreError('cannot save: a token with this hash already exists')
+    if (answer !== 'ok') throw new TokenStoreError('Redis answered a save with something unexpected')
+    this.#invalidate(valid.hash)
+  }
+
+  /** Validates and replaces the record with the same id; immutable fields and a revocation stay. */
+  async update(record: TokenRecord): Promise<void> {
+    const valid = validateRecord(tokenRecordSchema, record, 'token record', 'update')
+    const hash = await this.#hashOf(valid.id)
+    if (hash === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
+    const next = JSON.stringify(valid)
+    await this.#compareAndSet(hash, 'update a token', (current) => {
+      for (const field of IMMUTABLE_FIELDS) {
+        if (valid[field] !== current[field]) {
+          throw new TokenStoreError(`cannot update token ${valid.id}: ${field} cannot change`)
+        }
+      }
+      if (current.revokedAt !== undefined && valid.revokedAt !== current.revokedAt) {
+        throw new TokenStoreError(`cannot update token ${valid.id}: a revocation is permanent`)
+      }
+      return next
+    })
+  }
+
+  /** The user's tokens, oldest first. */
+  async listByOwner(userId: string): Promise<readonly TokenRecord[]> {
+    let texts: (string | null)[]
+    try {
+      const hashes = await this.#client.smembers(this.#ownerKey(userId))
+      if (hashes.length === 0) return Object.freeze([])
+      texts = await this.#client.mget(hashes.map((hash) => this.#recordKey(hash)))
+    } catch (error) {
+      throw storeFailure('list tokens', error)
+    }
+    const records = texts.map((text) => {
+      if (text === null) throw new TokenStoreError('Redis answered an owner index with a missing record')
+      const record = decodeRecord(tokenRecordSchema, text, 'token record')
+      if (record.userId !== userId) throw new TokenStoreError('Redis answered another owner’s record')
+      return record
+    })
+    return Object.freeze(records.sort(compareByCreation))
+  }
+
+  /**
+   * Sets `lastUsedAt` to `now` unless it is already later. Only that field is written, over the
+   * exact record read, so a late touch never undoes a concurrent revocation or scope change.
+   */
+  async touch(id: string, now: number): Promise<void> {
+    if (!Number.isSafeInteger(now) || now < 0) {
+      throw new TokenStoreError('cannot touch: now must be epoch milliseconds')
+    }
+    // Requests that arrive together touch once: the writes would all be (nearly) the same.
+    const running = this.#touches.get(id)
+    if (running !== undefined) return running
+    const touching = this.#touch(id, now).finally(() => this.#touches.delete(id))
+    this.#touches.set(id, touching)
+    return touching
+  }
+
+  async #touch(id: string, now: number): Promise<void> {
+    const hash = await this.#hashOf(id)
+    if (hash === undefined) throw new TokenStoreError('cannot touch: no token with this id')
+    await this.#compareAndSet(hash, 'touch a token', (current) =>
+      current.lastUsedAt !== undefined && current.lastUsedAt >= now
+        ? undefined
+        : JSON.stringify({ ...current, lastUsedAt: now }),
+    )
+  }
+
+  /**
+   * Reads the record, lets `change` check it and produce the new JSON (`undefined`: nothing to
+   * write), and writes only over the exact text read; reads again when another write came first.
+   */
+  async #compareAndSet(
+    hash: string,
+    action: string,
+    change: (current: TokenRecord) => string | undefined,
+  ): Promise<void> {
+    const key = this.#recordKey(hash)
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      let text: string | null
+      try {
+        text = await this.#client.get(key)
+      } catch (error) {
+        throw storeFailure(action, error)
+      }
+      if (text === null) throw new TokenStoreError('Redis answered an id index with a missing record')
+      const next = change(decodeRecord(tokenRecordSchema, text, 'token record'))
+      if (next === undefined) return
+      let replaced: unknown
+      try {
+        replaced = await this.#replace([key], [text, next, this.#channel, this.#message(hash)])
+      } catch (error) {
+        throw storeFailure(action, error)
+      }
+      if (replaced === 1) {
+        this.#invalidate(hash)
+        return
+      }
+    }
+    throw new TokenStoreError(`cannot ${action}: it kept changing concurrently`)
+  }
+
+  async #hashOf(id: string): Promise<string | undefined> {
+    let hash: string | null
+    try {
+      hash = await this.#client.get(this.#idKey(id))
+    } catch (error) {
+      throw storeFailure('look up a token id', error)
+    }
+    if (hash === null) return undefined
+    if (!HASH.test(hash)) throw new TokenStoreError('Redis answered a malformed id index entry')
+    return hash
+  }
+
+  // One read per hash at a time: concurrent misses on the same token share it.
+  #read(hash: string): Promise<TokenRecord | undefined> {
+    const running = this.#pending.get(hash)
+    if (running !== undefined) return running.promise
+    if (!HASH.test(hash)) return Promise.resolve(undefined)
+    const sentAt = performance.now()
+    const read: PendingRead = { cacheable: this.#feed?.subscribed === true, promise: undefined as never }
+    const settle = () => {
+      if (this.#pending.get(hash) === read) this.#pending.delete(hash)
+    }
+    read.promise = this.#client.get(this.#recordKey(hash)).then(
+      (text) => {
+        settle()
+        if (text === null) return undefined
+        const record = decodeRecord(tokenRecordSchema, text, 'token record')
+        if (record.hash !== hash)
+          throw new TokenStoreError('Redis answered a record stored under another hash')
+        // The answer reflects every change made before `sentAt`; a later one has invalidated the read.
+        if (read.cacheable && this.#feed?.subscribed === true) this.#cache.set(hash, record, sentAt)
+        return record
+      },
+      (error: unknown) => {
+        settle()
+        throw storeFailure('look up a token', error)
+      },
+    )
+    this.#pending.set(hash, read)
+    return read.promise
+  }
+
+  #message(hash: string): string {
+    return `${hash} ${this.#instance}`
+  }
+
+  // Another instance changed a record: drop it here. Anything unexpected on the channel drops all.
+  #receive(message: string): void {
+    const [hash, writer] = message.split(' ')
+    if (writer === this.#instance) return
+    if (hash !== undefined && HASH.test(hash)) this.#invalidate(hash)
+    else this.#dropAll()
+  }
+
+  #invalidate(hash: string): void {
+    this.#cache.delete(hash)
+    const read = this.#pending.get(hash)
+    if (read !== undefined) {
+      // Later lookups must not join a read that may predate the change.
+      read.cacheable = false
+      this.#pending.delete(hash)
+    }
+  }
+
+  #dropAll(): void {
+    this.#cache.clear()
+    for (const read of this.#pending.values()) read.cacheable = false
+    this.#pending.clear()
+  }
+
+  #recordKey(hash: string): string {
+    return `${this.#prefix}token:${hash}`
+  }
+
+  #idKey(id: string): string {
+    return `${this.#prefix}token-id:${id}`
+  }
+
+  #ownerKey(userId: string): string {
+    return `${this.#prefix}tokens-of:${userId}`
+  }
+}

@@ -1,0 +1,80 @@
+// The cost of a token lookup per request on the shared Redis store, with and without the
+// per-instance cache, in-process against a running redis-server (start a private one on a free
+// loopback port with test/adapters/redis/redis-server.ts). Bounded: ~1,000 tokens, a few thousand
+// round trips in all.
+
+import { RedisTokenStore } from '../adapters/redis/index.js'
+import { MemoryTokenStore } from '../src/memory-token-store.js'
+import { createAccessPolicy } from '../src/policy.js'
+import { generateRandomBase62 } from '../src/token-format.js'
+import { hashTokenValue } from '../src/token-hash.js'
+import { createApiToken } from '../src/token-record.js'
+import type { TokenStore } from '../src/token-store.js'
+import { compareAsync, type Measurement } from './harness.js'
+
+const TOKENS = 1000
+
+/**
+ * Measures one lookup (`findByHash`) and one full authentication per request on the memory store,
+ * the Redis store with its cache, and the Redis store without (one GET round trip per request).
+ * Keys go under a fresh random prefix, so the bench may share a Redis with anything else.
+ *
+ * @example
+ * const rows = await benchRedisLookup('redis://127.0.0.1:6379')
+ */
+export async function benchRedisLookup(url: string): Promise<Measurement[]> {
+  const keyPrefix = `bench-${generateRandomBase62(8)}:`
+  const cached = new RedisTokenStore({ redis: url, keyPrefix })
+  const uncached = new RedisTokenStore({ redis: url, keyPrefix, cacheSize: 0 })
+  const memory = new MemoryTokenStore()
+  try {
+    await Promise.all([cached.ready(), uncached.ready()])
+    const values: string[] = []
+    for (let i = 0; i < TOKENS; i++) {
+      const { record, value } = createApiToken({
+        userId: `user${i}`,
+        name: 't',
+        scopes: 'data.data',
+        now: Date.now(),
+      })
+      await cached.save(record)
+      await memory.save(record)
+      values.push(value)
+    }
+    const hashes = values.map(hashTokenValue)
+    const headers = values.map((value) => [`Bearer ${value}`])
+    // Every token is in the cache before measuring: the cached rows show the steady state.
+    for (const hash of hashes) await cached.findByHash(hash)
+    const lookup = (store: TokenStore) => async (i: number) => store.findByHash(hashes[i % TOKENS]!)
+    const authenticate = (store: TokenStore) => {
+      // touchIntervalMs is not an option of the policy: lastUsedAt writes happen at most once a minute
+      // per token, so over a run this short they are the warm-up's only.
+      const policy = createAccessPolicy({ tokens: store })
+      return async (i: number) =>
+        policy.authenticate({
+          authorization: headers[i % TOKENS]!,
+          protocol: 'https',
+          clientAddress: '10.0.0.1',
+        })
+    }
+    const fast = await compareAsync(
+      [
+        { name: 'lookup: MemoryTokenStore', run: lookup(memory) },
+        { name: 'lookup: RedisTokenStore, cached (per-instance LRU)', run: lookup(cached) },
+        { name: 'authenticate: MemoryTokenStore', run: authenticate(memory) },
+        { name: 'authenticate: RedisTokenStore, cached', run: authenticate(cached) },
+      ],
+      { iterations: 5_000, rounds: 9 },
+    )
+    const slow = await compareAsync(
+      [
+        { name: 'lookup: RedisTokenStore, no cache (one GET round trip)', run: lookup(uncached) },
+        { name: 'authenticate: RedisTokenStore, no cache', run: authenticate(uncached) },
+      ],
+      { iterations: 500, rounds: 5 },
+    )
+    return [...fast, ...slow]
+  } finally {
+    await Promise.all([cached.close(), uncached.close()])
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The authorization-code flow's pages: `GET /oauth/authorize` (validate, sign in, consent) and the
+ * consent answer both flows share, `POST /oauth/consent`.
+ *
+ * Order of `GET /oauth/authorize` (design §7, RFC 6749 §4.1.2.1): the request is validated by the
+ * core before anything else — an unverifiable client or redirect URI is a 400 page naming the
+ * error, any other error a redirect to the verified redirect URI with `error` and `state` — and only
+ * a valid request reaches sign-in and then the consent page.
+ */
+import {
+  buildRedirectUrl,
+  decideDeviceAuthorization,
+  issueAuthorizationCode,
+  OAuthError,
+  validateAuthorizationRequest,
+} from '../../../src/index.js'
+import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/token-record.js'
+import { readForm } from '../form-body.js'
+import { redirect } from '../http-result.js'
+import type { ApiRequest, RouteResult } from '../route-set.js'
+import { safeNext } from '../web/next-path.js'
+import type { Session } from '../web/sessions.js'
+import { signInPage } from '../web/signin-page.js'
+import { paramsOf } from './oauth-body.js'
+import type { OAuthContext } from './oauth-context.js'
+import {
+  authorizationErrorPage,
+  consentGonePage,
+  consentPage,
+  DECISIONS,
+  describeClient,
+  deviceDonePage,
+  httpsRequiredPage,
+} from './oauth-pages.js'
+import type { PendingConsent } from './pending-consents.js'
+import { isTransportAcceptable } from './request-origin.js'
+
+function single(form: URLSearchParams, name: string): string | undefined {
+  const values = form.getAll(name)
+  return values.length === 1 ? values[0] : undefined
+}
+
+function lifetimeInWords(ms: number): string {
+  const minutes = Math.round(ms / 60_000)
+  if (minutes % 60 === 0) return minutes === 60 ? '1 hour' : `${minutes / 60} hours`
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`
+}
+
+/** The consent page of a pending consent, for its signed-in session. */
+export function showConsent(context: OAuthContext, pending: PendingConsent, session: Session): RouteResult {
+  return consentPage({
+    pending,
+    session,
+    offline: pending.client?.offline ?? false,
+    accessLifetime: lifetimeInWords(context.accessTokenTtlMs ?? DEFAULT_OAUTH_TOKEN_TTL_MS),
+  })
+}
+
+/**
+ * `GET /oauth/authorize`.
+ *
+ * @example
+ * { method: 'GET', path: '/oauth/authorize', handle: (request) => authorize(context, request) }
+ */
+export async function authorize(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  if (!isTransportAcceptable(request)) return httpsRequiredPage()
+  const { web } = context
+  const session = web.currentSession(request)
+  const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup)
+  if (!result.ok && result.respond === 'page') {
+    if (result.error.error === 'server_error')
+      console.error('GET /oauth/authorize failed:', result.error.cause)
+    return authorizationErrorPage(result.error, session)
+  }
+  if (!result.ok) return redirect(result.location, 302)
+
+  const { request: authorization } = result
+  const client =
+    authorization.clientId === undefined ? undefined : context.clients.identify(authorization.clientId)
+  if (session === undefined) {
+    const next = safeNext(request.target)
+    if (next === undefined) {
+      // Sign-in could not come back here: say so to the client rather than lose the request.
+      const error = new OAuthError('invalid_request', 'the authorization request is too long')
+      return redirect(
+        buildRedirectUrl(authorization.redirectUri, {
+          error: error.error,
+          error_description: error.error_description,
+          state: authorization.state,
+        }),
+        302,
+      )
+    }
+    return signInPage({
+      csrf: web.signInCsrf.issue(request),
+      next,
+      reason: `Sign in to decide whether ${describeClient(client, 'code').name} may access your account.`,
+    })
+  }
+  const pending = context.consents.create({ kind: 'code', request: authorization, client }, session.id)
+  return showConsent(context, pending, session)
+}
+
+/**
+ * `POST /oauth/consent` (fields `csrf_token`, `consent`, `decision`): the answer to a consent page
+ * of either flow. The signed-in session's CSRF token is checked first; the consent is then taken
+ * from the server's store, once, for that session only.
+ *
+ * @example
+ * { method: 'POST', path: '/oauth/consent', handle: (request) => answerConsent(context, request) }
+ */
+export async function answerConsent(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  if (!isTransportAcceptable(request)) return httpsRequiredPage()
+  const form = await readForm(request)
+  const check = context.web.checkCsrf(request, form)
+  if (!check.ok) return check.result
+  const { session } = check
+  const decision = single(form, 'decision')
+  if (decision !== DECISIONS[0] && decision !== DECISIONS[1]) {
+    return consentGonePage(session, 'Choose “Allow access” or “Deny” on the consent page.')
+  }
+  const pending = context.consents.take(single(form, 'consent'), session.id)
+  if (pending === undefined) {
+    return consentGonePage(session, 'This consent page has expired or was already answered.')
+  }
+  const now = context.now()
+  if (pending.kind === 'code') {
+    const { request: authorization } = pending
+    if (decision === 'deny') {
+      return redirect(
+        buildRedirectUrl(authorization.redirectUri, {
+          error: 'access_denied',
+          error_description: 'the user denied the request',
+          state: authorization.state,
+        }),
+        303,
+      )
+    }
+    const { location } = await issueAuthorizationCode({
+      request: authorization,
+      userId: session.handle,
+      now,
+      store: context.state,
+    })
+    return redirect(location, 303)
+  }
+  const outcome = await decideDeviceAuthorization({
+    grantId: pending.grant.grantId,
+    userId: session.handle,
+    decision,
+    now,
+    store: context.state,
+  })
+  if (!outcome.ok) {
+    return consentGonePage(
+      session,
+      outcome.reason === 'already_decided'
+        ? 'This device code has already been approved or denied.'
+        : 'This device code has expired.',
+    )
+  }
+  return deviceDonePage(outcome.status, session)
+}

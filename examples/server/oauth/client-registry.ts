@@ -1,0 +1,114 @@
+/**
+ * The OAuth clients of the seed, as the core's `LookupClient` sees them.
+ *
+ * The seed keeps client secrets as scrypt hashes (seed.ts): the server holds no secret, and a
+ * leaked hash of a short secret is slow to brute-force. The core compares SHA-256 hashes
+ * (`hashClientSecret`) in constant time, so for each token or device authorization request the
+ * registry checks the presented secret against its scrypt hash first and hands the core a client
+ * whose `secretHash` is the SHA-256 of that secret only when scrypt agreed — otherwise a value that
+ * no SHA-256 ever equals. Either way the core stays the one place that decides `invalid_client`.
+ */
+import {
+  hashClientSecret,
+  type LookupClient,
+  type OAuthClient,
+  type OAuthParams,
+} from '../../../src/index.js'
+import { verifyPassword } from '../password-hash.js'
+import type { SeedOAuthClient } from '../seed.js'
+
+// Never a SHA-256 in hex (64 lower-case hex digits), so the core's comparison always fails on it.
+const NO_MATCH = 'no-secret-matches'
+
+/** A registered client as the pages show it. */
+export interface ClientIdentity {
+  readonly id: string
+  /** What the consent page calls the client: its id, as the seed gives no display name. */
+  readonly name: string
+  readonly confidential: boolean
+  readonly offline: boolean
+}
+
+function formDecode(text: string): string {
+  return decodeURIComponent(text.replaceAll('+', ' '))
+}
+
+// The secret an `Authorization: Basic` header carries, read leniently: when this reading and the
+// core's strict one disagree, the core refuses the header before it ever looks the client up.
+function basicSecret(authorization: string | undefined): string | undefined {
+  const match = /^basic +([A-Za-z0-9+/]+=*)$/i.exec(authorization ?? '')
+  if (match === null) return undefined
+  try {
+    const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    return colon === -1 ? undefined : formDecode(decoded.slice(colon + 1))
+  } catch {
+    return undefined
+  }
+}
+
+function bodySecret(params: OAuthParams): string | undefined {
+  const value = params.client_secret
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** The seed's OAuth clients, looked up by id. */
+export class ClientRegistry {
+  readonly #clients: ReadonlyMap<string, SeedOAuthClient>
+
+  constructor(clients: readonly SeedOAuthClient[]) {
+    this.#clients = new Map(clients.map((client) => [client.id, client]))
+  }
+
+  /** How the pages name a registered client, or `undefined` for an unknown id. */
+  identify(id: string): ClientIdentity | undefined {
+    const client = this.#clients.get(id)
+    if (client === undefined) return undefined
+    return {
+      id: client.id,
+      name: client.id,
+      confidential: client.secretHash !== undefined,
+      offline: client.offline,
+    }
+  }
+
+  /**
+   * The lookup for the authorization endpoint, which never sees a secret: only the id, the redirect
+   * URIs and offline access matter there.
+   */
+  readonly lookup: LookupClient = (id) => {
+    const client = this.#clients.get(id)
+    return client === undefined
+      ? undefined
+      : this.#asCoreClient(client, client.secretHash === undefined ? undefined : NO_MATCH)
+  }
+
+  /**
+   * The lookup for one token or device authorization request: the secret it presents (`Basic`
+   * header or `client_secret`) is checked against the client's scrypt hash, once.
+   *
+   * @example
+   * const clients = await registry.lookupFor(params, request.headers.authorization)
+   * await handleTokenRequest(params, { clients, state, tokens, now })
+   */
+  lookupFor(params: OAuthParams, authorization: string | undefined): LookupClient {
+    const presented = basicSecret(authorization) ?? bodySecret(params)
+    return async (id) => {
+      const client = this.#clients.get(id)
+      if (client === undefined) return undefined
+      if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
+      const verified = presented !== undefined && (await verifyPassword(presented, client.secretHash))
+      return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)
+    }
+  }
+
+  #asCoreClient(client: SeedOAuthClient, secretHash: string | undefined): OAuthClient {
+    return {
+      id: client.id,
+      redirectUris: client.redirectUris,
+      offline: client.offline,
+      name: client.id,
+      ...(secretHash !== undefined && { secretHash }),
+    }
+  }
+}

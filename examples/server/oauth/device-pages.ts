@@ -1,0 +1,157 @@
+/**
+ * The device flow's verification pages (RFC 8628 §3.3): `GET /device` shows the `user_code` field
+ * (filled in from `verification_uri_complete`), `POST /device` checks the code with the core, then
+ * the user signs in if needed and sees the consent page, whose answer (`POST /oauth/consent`) ends
+ * on a done page.
+ *
+ * Wrong codes are counted by the core per browser (the anonymous sign-in cookie) or, once signed
+ * in, per user, and lock after 5 within 15 minutes; a client address is also stopped after 50
+ * wrong codes in that window, since new browsers are cheap.
+ */
+import { createHash } from 'node:crypto'
+import { verifyUserCode } from '../../../src/index.js'
+import { readForm } from '../form-body.js'
+import type { ApiRequest, RouteResult } from '../route-set.js'
+import { checkSessionCsrf, SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
+import type { Session } from '../web/sessions.js'
+import { signInPage } from '../web/signin-page.js'
+import { showConsent } from './authorization-pages.js'
+import type { OAuthContext } from './oauth-context.js'
+import { DEVICE_PATH, describeClient, devicePage, httpsRequiredPage } from './oauth-pages.js'
+import { isTransportAcceptable } from './request-origin.js'
+
+/** Wrong user codes one client address may enter within the core's 15-minute window. */
+export const MAX_USER_CODE_FAILURES_PER_ADDRESS = 50
+
+const ADDRESS_WINDOW_MS = 15 * 60_000
+const MAX_USER_CODE_INPUT = 64
+
+function single(form: URLSearchParams, name: string): string | undefined {
+  const values = form.getAll(name)
+  return values.length === 1 ? values[0] : undefined
+}
+
+// Whose wrong entries count: the signed-in user, else this browser's anonymous cookie (which the
+// form's CSRF check has just verified), hashed so the counter keys never hold a cookie value.
+function attemptKey(session: Session | undefined, request: ApiRequest): string {
+  if (session !== undefined) return `user:${session.handle}`
+  const cookie = request.cookies[SIGNIN_CSRF_COOKIE] ?? ''
+  return `browser:${createHash('sha256').update(cookie).digest('hex')}`
+}
+
+function addressKey(request: ApiRequest): string {
+  return `address:${request.clientAddress ?? 'unknown'}`
+}
+
+/** The verification page, with a form token for whoever is (or is not) signed in. */
+function entryPage(
+  context: OAuthContext,
+  request: ApiRequest,
+  session: Session | undefined,
+  options: { readonly userCode?: string | undefined; readonly error?: string; readonly status?: number } = {},
+): RouteResult {
+  const common = {
+    session,
+    userCode: options.userCode?.slice(0, MAX_USER_CODE_INPUT),
+    ...(options.error === undefined ? {} : { error: options.error }),
+    ...(options.status === undefined ? {} : { status: options.status }),
+  }
+  if (session !== undefined) return devicePage({ ...common, csrfToken: session.csrfToken })
+  const csrf = context.web.signInCsrf.issue(request)
+  return devicePage({
+    ...common,
+    csrfToken: csrf.token,
+    ...(csrf.setCookie === undefined ? {} : { headers: { 'set-cookie': csrf.setCookie } }),
+  })
+}
+
+/**
+ * `GET /device`: the verification page; `?user_code=` fills the field in, `?consent=` resumes a
+ * verified code after sign-in.
+ *
+ * @example
+ * { method: 'GET', path: '/device', handle: (request) => showDevicePage(context, request) }
+ */
+export async function showDevicePage(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  if (!isTransportAcceptable(request)) return httpsRequiredPage()
+  const session = context.web.currentSession(request)
+  const consent = request.query.get('consent')
+  if (consent !== null) {
+    if (session === undefined) {
+      const check = context.web.requireSignIn(request, request.target, 'page')
+      if (!check.ok) return check.result
+    }
+    const pending = session === undefined ? undefined : context.consents.claim(consent, session.id)
+    if (pending === undefined || pending.kind !== 'device') {
+      return entryPage(context, request, session, {
+        error: 'That request has expired. Enter the code from your device again.',
+        status: 400,
+      })
+    }
+    return showConsent(context, pending, session!)
+  }
+  return entryPage(context, request, session, { userCode: request.query.get('user_code') ?? undefined })
+}
+
+/**
+ * `POST /device` (fields `csrf_token`, `user_code`): checks the code, then shows the consent page,
+ * or the sign-in form that leads to it.
+ *
+ * @example
+ * { method: 'POST', path: '/device', handle: (request) => enterUserCode(context, request) }
+ */
+export async function enterUserCode(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  if (!isTransportAcceptable(request)) return httpsRequiredPage()
+  const { web, state } = context
+  const form = await readForm(request)
+  const session = web.currentSession(request)
+  const userCode = single(form, 'user_code') ?? ''
+  // Either token is genuine: the page may have been loaded before or after signing in elsewhere.
+  const genuine =
+    (session !== undefined && checkSessionCsrf(session, form)) || web.signInCsrf.check(request, form)
+  if (!genuine) {
+    return entryPage(context, request, session, {
+      userCode,
+      error: 'This form has expired or was not sent from this site. Please enter the code again.',
+      status: 403,
+    })
+  }
+  const now = context.now()
+  if ((await state.countUserCodeFailures(addressKey(request), now)) >= MAX_USER_CODE_FAILURES_PER_ADDRESS) {
+    return entryPage(context, request, session, {
+      error: 'Too many wrong codes were entered from this network. Try again in 15 minutes.',
+      status: 429,
+    })
+  }
+  const result = await verifyUserCode({
+    userCode,
+    attemptKey: attemptKey(session, request),
+    now,
+    store: state,
+  })
+  if (!result.ok) {
+    if (result.reason === 'invalid_code' || result.reason === 'locked') {
+      await state.recordUserCodeFailure(addressKey(request), now, ADDRESS_WINDOW_MS)
+    }
+    const messages = {
+      invalid_code: `That code is not valid. Check the code on your device and try again (${result.attemptsLeft} ${result.attemptsLeft === 1 ? 'try' : 'tries'} left).`,
+      locked: 'Too many wrong codes. Try again in 15 minutes.',
+      expired: 'This code has expired. Start again on your device to get a new code.',
+      already_decided: 'This code has already been used.',
+    } as const
+    return entryPage(context, request, session, {
+      userCode: result.reason === 'invalid_code' ? userCode : undefined,
+      error: messages[result.reason],
+      status: result.reason === 'locked' ? 429 : 400,
+    })
+  }
+  const { grant } = result
+  const client = grant.clientId === undefined ? undefined : context.clients.identify(grant.clientId)
+  const pending = context.consents.create({ kind: 'device', grant, client }, session?.id, grant.expiresAt)
+  if (session !== undefined) return showConsent(context, pending, session)
+  return signInPage({
+    csrf: web.signInCsrf.issue(request),
+    next: `${DEVICE_PATH}?consent=${pending.id}`,
+    reason: `Sign in to decide whether ${describeClient(client, 'device').name} may access your account.`,
+  })
+}

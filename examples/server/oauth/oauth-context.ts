@@ -1,0 +1,55 @@
+/**
+ * What the OAuth routes share: the client registry, the OAuth state store (codes, device grants,
+ * refresh tokens), the API's token store (so an issued token authenticates at once), the pages'
+ * context (sessions, sign-in, CSRF), the pending consents and the clock.
+ */
+import { MemoryOAuthStateStore, type OAuthStateStore, type TokenStore } from '../../../src/index.js'
+import type { SeedOAuthClient } from '../seed.js'
+import type { WebContext } from '../web/web-context.js'
+import { ClientRegistry } from './client-registry.js'
+import { PendingConsents } from './pending-consents.js'
+
+/** Options of {@link createOAuthContext}. */
+export interface OAuthContextOptions {
+  /** The seed's clients (seed.ts), secrets as scrypt hashes. */
+  readonly clients: readonly SeedOAuthClient[]
+  /** The API's token store. */
+  readonly tokens: TokenStore
+  readonly web: WebContext
+  /** The clock, epoch ms; the pages' clock by default. */
+  readonly now?: () => number
+  /** Where codes, device grants and refresh tokens live; in memory by default. */
+  readonly state?: OAuthStateStore
+  /** Lifetime of issued access tokens; one hour by default (design §6). */
+  readonly accessTokenTtlMs?: number
+}
+
+/** The shared state of the OAuth routes. */
+export interface OAuthContext {
+  readonly clients: ClientRegistry
+  readonly state: OAuthStateStore
+  readonly tokens: TokenStore
+  readonly web: WebContext
+  readonly now: () => number
+  readonly consents: PendingConsents
+  readonly accessTokenTtlMs: number | undefined
+}
+
+/**
+ * Builds the OAuth routes' context.
+ *
+ * @example
+ * const context = createOAuthContext({ clients: seed.clients, tokens, web })
+ */
+export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
+  const now = options.now ?? options.web.now
+  return {
+    clients: new ClientRegistry(options.clients),
+    state: options.state ?? new MemoryOAuthStateStore(),
+    tokens: options.tokens,
+    web: options.web,
+    now,
+    consents: new PendingConsents(now),
+    accessTokenTtlMs: options.accessTokenTtlMs,
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The OAuth route set of the reference server (design §7, §9), `auth_url` being the server's own
+ * origin:
+ *
+ * | route | what |
+ * |---|---|
+ * | `GET /oauth/authorize` | validate, then sign in (`handle`, `password`), then the consent page |
+ * | `POST /oauth/consent` | the consent answer (`decision` = `approve` / `deny`), both flows |
+ * | `POST /oauth/device_authorization` | start a device grant (form or JSON body) |
+ * | `GET /device`, `POST /device` | the verification page (`user_code`), then sign-in and consent |
+ * | `POST /oauth/token` | codes, device codes and refresh tokens for tokens (form or JSON body) |
+ * | `GET /.well-known/oauth-authorization-server` | the endpoints, for discovery (RFC 8414) |
+ *
+ * Routes without `access`: the pages have their own sessions, the JSON endpoints their own client
+ * authentication. docs/oauth.md describes the flows for users of the server.
+ */
+import type { Route, RouteSet } from '../route-set.js'
+import { answerConsent, authorize } from './authorization-pages.js'
+import { enterUserCode, showDevicePage } from './device-pages.js'
+import { deviceAuthorization, metadata, token } from './json-endpoints.js'
+import { createOAuthContext, type OAuthContext, type OAuthContextOptions } from './oauth-context.js'
+import { CONSENT_PATH, DEVICE_PATH } from './oauth-pages.js'
+
+/** The OAuth route set and the context it runs on (for tests that look inside). */
+export interface OAuthRouteSet extends RouteSet {
+  readonly context: OAuthContext
+}
+
+/**
+ * Builds the OAuth route set from the seed's clients, the API's token store and the pages' context.
+ *
+ * @example
+ * const routes = oauthRoutes({ clients: seed.clients, tokens, web })
+ */
+export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
+  const context = createOAuthContext(options)
+  const routes: Route[] = [
+    { method: 'GET', path: '/oauth/authorize', handle: (request) => authorize(context, request) },
+    { method: 'POST', path: CONSENT_PATH, handle: (request) => answerConsent(context, request) },
+    {
+      method: 'POST',
+      path: '/oauth/device_authorization',
+      handle: (request) => deviceAuthorization(context, request),
+    },
+    { method: 'GET', path: DEVICE_PATH, handle: (request) => showDevicePage(context, request) },
+    { method: 'POST', path: DEVICE_PATH, handle: (request) => enterUserCode(context, request) },
+    { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request) },
+    { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: metadata },
+  ]
+  return { name: 'oauth', routes, context }
+}

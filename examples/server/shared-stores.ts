@@ -1,0 +1,44 @@
+/**
+ * Where the server keeps tokens and OAuth state (`--store`): in process memory (one instance), or
+ * on a Redis server that several instances share (design §6, §9; docs/deployment.md).
+ */
+import type { OAuthStateStore, TokenStore } from '../../src/index.js'
+import type { StoreOption } from './flags.js'
+
+/** The shared stores of a `--store redis://…` server, and how to let go of them. */
+export interface SharedStores {
+  readonly tokens: TokenStore
+  /** Codes, device grants and refresh tokens, for the OAuth routes. */
+  readonly oauthState: OAuthStateStore
+  /** Closes the connections. */
+  close(): Promise<void>
+}
+
+// How long the server waits for Redis at start before giving up (exit code 1).
+const CONNECT_TIMEOUT_MS = 5000
+
+/**
+ * Opens the Redis stores for `--store redis://…`, connected and subscribed, or `undefined` for
+ * `--store memory` (the app then builds its own memory stores).
+ *
+ * @throws {Error} when Redis does not answer within five seconds.
+ * @example
+ * const shared = await openSharedStores({ kind: 'redis', url: 'redis://127.0.0.1:6379' })
+ */
+export async function openSharedStores(option: StoreOption): Promise<SharedStores | undefined> {
+  if (option.kind === 'memory') return undefined
+  // Loaded only here: a memory-store server never loads the Redis client.
+  const { RedisOAuthStateStore, RedisTokenStore } = await import('../../adapters/redis/index.js')
+  const tokens = new RedisTokenStore({ redis: option.url })
+  const oauthState = new RedisOAuthStateStore({ redis: option.url })
+  const close = async () => {
+    await Promise.all([tokens.close(), oauthState.close()])
+  }
+  try {
+    await Promise.all([tokens.ready(CONNECT_TIMEOUT_MS), oauthState.ready(CONNECT_TIMEOUT_MS)])
+  } catch (error) {
+    await close()
+    throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })
+  }
+  return { tokens, oauthState, close }
+}

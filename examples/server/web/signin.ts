@@ -1,0 +1,100 @@
+/**
+ * Sign-in and sign-out pages (design §9): `GET /signin`, `POST /signin` (fields `handle`,
+ * `password`, `next`, `csrf_token`), `POST /signout` (field `csrf_token`). Credentials are the
+ * seed's users, checked with scrypt; attempts are limited per handle; a successful sign-in always
+ * starts a new session (a fixed id planted before sign-in is never promoted).
+ */
+
+import { readForm } from '../form-body.js'
+import { redirect } from '../http-result.js'
+import type { ApiRequest, Route, RouteResult, RouteSet } from '../route-set.js'
+import { DEFAULT_NEXT, safeNext } from './next-path.js'
+import { clearedSessionCookie, SESSION_COOKIE, sessionCookie } from './sessions.js'
+import { signInPage } from './signin-page.js'
+import type { WebContext } from './web-context.js'
+
+/** The one message for a wrong handle or password: it never says which was wrong. */
+export const WRONG_CREDENTIALS = 'Incorrect handle or password.'
+
+// Longer than any seed handle can be (seed-schema.ts: 1–64 characters); such a handle is not
+// counted against the limiter, so nobody can fill its memory with made-up names of any length.
+const MAX_HANDLE_LENGTH = 64
+const MAX_PASSWORD_LENGTH = 1024
+
+function single(form: URLSearchParams, name: string): string | undefined {
+  const values = form.getAll(name)
+  return values.length === 1 ? values[0] : undefined
+}
+
+/**
+ * Builds the sign-in route set.
+ *
+ * @example
+ * const routes = signInRoutes(web)
+ */
+export function signInRoutes(web: WebContext): RouteSet {
+  const showForm = async (request: ApiRequest): Promise<RouteResult> =>
+    signInPage({ csrf: web.signInCsrf.issue(request), next: safeNext(request.query.get('next')) })
+
+  const signIn = async (request: ApiRequest): Promise<RouteResult> => {
+    const form = await readForm(request)
+    const next = safeNext(single(form, 'next'))
+    const handle = single(form, 'handle') ?? ''
+    const password = single(form, 'password') ?? ''
+    const again = (status: number, error: string, headers?: Record<string, string>) =>
+      signInPage({
+        csrf: web.signInCsrf.issue(request),
+        next,
+        handle: handle.slice(0, MAX_HANDLE_LENGTH),
+        error,
+        status,
+        ...(headers === undefined ? {} : { headers }),
+      })
+    // A forged or stale form: 403, and a fresh form to try again (the password is never checked).
+    if (!web.signInCsrf.check(request, form)) {
+      return again(403, 'This sign-in form has expired or was not sent from this site. Please sign in again.')
+    }
+    if (handle === '' || password === '') return again(400, 'Enter your handle and your password.')
+    if (handle.length > MAX_HANDLE_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+      return again(401, WRONG_CREDENTIALS)
+    }
+    const wait = web.signInLimiter.attempt(handle)
+    if (wait !== undefined) {
+      const minutes = Math.ceil(wait / 60)
+      return again(
+        429,
+        `Too many sign-in attempts for this handle. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+        { 'retry-after': String(wait) },
+      )
+    }
+    if (!(await web.users.verify(handle, password))) return again(401, WRONG_CREDENTIALS)
+    web.signInLimiter.reset(handle)
+    // Whatever session the browser had ends here; the new one gets a new id and CSRF token.
+    const previous = request.cookies[SESSION_COOKIE]
+    if (previous !== undefined) web.sessions.destroy(previous)
+    const session = web.sessions.create(handle)
+    return redirect(next ?? DEFAULT_NEXT, 303, {
+      'set-cookie': [sessionCookie(session, request), web.signInCsrf.clearedCookie(request)],
+    })
+  }
+
+  const signOut = async (request: ApiRequest): Promise<RouteResult> => {
+    const form = await readForm(request)
+    const session = web.currentSession(request)
+    if (session === undefined) {
+      // Nobody to sign out: the browser may still hold a stale cookie, which goes too.
+      return redirect('/signin', 303, { 'set-cookie': clearedSessionCookie(request) })
+    }
+    const check = web.checkCsrf(request, form)
+    if (!check.ok) return check.result
+    web.sessions.destroy(session.id)
+    return redirect('/signin', 303, { 'set-cookie': clearedSessionCookie(request) })
+  }
+
+  const routes: Route[] = [
+    { method: 'GET', path: '/signin', handle: showForm },
+    { method: 'POST', path: '/signin', handle: signIn },
+    { method: 'POST', path: '/signout', handle: signOut },
+  ]
+  return { name: 'signin', routes }
+}

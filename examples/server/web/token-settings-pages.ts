@@ -1,0 +1,280 @@
+/**
+ * The workspace settings pages for API tokens (contract §2 "Access token", §5 "API tokens",
+ * "Revocation"): the list with the create form, the one-time value page, the edit page and the
+ * revoke confirmation. Rendering only; token-settings.ts decides which to show. A token's value
+ * appears on exactly one page, {@link createdTokenPage}, which nothing stores.
+ */
+import { SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
+import type { RouteResult } from '../route-set.js'
+import { csrfField } from './csrf.js'
+import { escapeHtml } from './escape-html.js'
+import { renderPage } from './html.js'
+import { SCOPE_DESCRIPTIONS } from './scope-descriptions.js'
+import type { Session } from './sessions.js'
+import type { FieldErrors, TokenField, TokenFormValues } from './token-form.js'
+
+/** Where the token pages live. */
+export const TOKENS_PATH = '/settings/tokens'
+
+/** The address of a token's edit page. */
+export function tokenPath(token: Pick<TokenRecord, 'id'>): string {
+  return `${TOKENS_PATH}/${encodeURIComponent(token.id)}`
+}
+
+function formatInstant(ms: number): string {
+  const iso = new Date(ms).toISOString()
+  return `<time class="nowrap" datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`
+}
+
+function scopeList(scopes: readonly Scope[]): string {
+  return scopes.map((scope) => `<code>${scope}</code>`).join(', ')
+}
+
+function expiryCell(token: TokenRecord, now: number): string {
+  if (token.expiresAt === undefined) return 'Never'
+  return token.expiresAt <= now
+    ? `<strong>Expired</strong> ${formatInstant(token.expiresAt)}`
+    : formatInstant(token.expiresAt)
+}
+
+function errorSummary(errors: FieldErrors): string {
+  const messages = Object.values(errors)
+  if (messages.length === 0) return ''
+  return `<div class="error" role="alert" id="form-errors">
+  <p><strong>The token was not saved.</strong></p>
+  <ul>${messages.map((message) => `<li>${escapeHtml(message)}</li>`).join('')}</ul>
+</div>`
+}
+
+function fieldError(errors: FieldErrors, field: TokenField): string {
+  const message = errors[field]
+  return message === undefined ? '' : `<p class="error-text" id="${field}-error">${escapeHtml(message)}</p>`
+}
+
+function invalidAttributes(errors: FieldErrors, field: TokenField, hint?: string): string {
+  const described = [hint, errors[field] === undefined ? undefined : `${field}-error`].filter(Boolean)
+  const invalid = errors[field] === undefined ? '' : ' aria-invalid="true"'
+  return `${described.length === 0 ? '' : ` aria-describedby="${described.join(' ')}"`}${invalid}`
+}
+
+function nameField(prefix: string, value: string, errors: FieldErrors): string {
+  return `<div class="field">
+    <label for="${prefix}-name">Name</label>
+    ${fieldError(errors, 'name')}
+    <input type="text" id="${prefix}-name" name="name" required maxlength="100" autocomplete="off" value="${escapeHtml(value)}"${invalidAttributes(errors, 'name', `${prefix}-name-hint`)}>
+    <p class="hint" id="${prefix}-name-hint">A name that says where the token is used, such as “nightly export”. At most 100 characters.</p>
+  </div>`
+}
+
+function scopeFields(prefix: string, chosen: readonly Scope[], errors: FieldErrors): string {
+  const boxes = SCOPES.map((scope) => {
+    const id = `${prefix}-scope-${scope.replace('.', '-')}`
+    const hint = `${id}-hint`
+    const isPublic = scope === 'public'
+    // `public` is always granted: shown checked and disabled, and sent by the hidden field below
+    // (a disabled checkbox is never submitted).
+    const state = isPublic ? ' checked disabled' : chosen.includes(scope) ? ' checked' : ''
+    return `<div class="choice">
+      <input type="checkbox" id="${id}" name="scopes" value="${scope}"${state} aria-describedby="${hint}">
+      <label for="${id}"><code>${scope}</code>${isPublic ? ' (always included)' : ''}</label>
+      <p class="hint" id="${hint}">${escapeHtml(SCOPE_DESCRIPTIONS[scope])}</p>
+    </div>`
+  }).join('\n')
+  return `<fieldset${errors.scopes === undefined ? '' : ' aria-describedby="scopes-error"'}>
+    <legend>Scopes</legend>
+    <p class="hint">Choose the fewest scopes the token needs.</p>
+    ${fieldError(errors, 'scopes')}
+    <input type="hidden" name="scopes" value="public">
+    ${boxes}
+  </fieldset>`
+}
+
+/** What the token list page shows. */
+export interface TokenListOptions {
+  readonly session: Session
+  /** The user's unrevoked API tokens, oldest first. */
+  readonly tokens: readonly TokenRecord[]
+  readonly now: number
+  /** A one-time notice ("Revoked “ci”."), plain text. */
+  readonly notice?: string | undefined
+  /** The create form's values and problems after a failed attempt (status 400). */
+  readonly form?: { readonly values: TokenFormValues; readonly errors: FieldErrors }
+}
+
+function tokenRows(tokens: readonly TokenRecord[], session: Session, now: number): string {
+  if (tokens.length === 0) return '<p>You have no API tokens yet. Create one below.</p>'
+  const rows = tokens.map((token) => {
+    const name = escapeHtml(token.name)
+    return `<tr>
+      <th scope="row">${name}</th>
+      <td>${scopeList(token.scopes)}</td>
+      <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
+      <td>${formatInstant(token.createdAt)}</td>
+      <td>${token.lastUsedAt === undefined ? 'Never' : formatInstant(token.lastUsedAt)}</td>
+      <td>${expiryCell(token, now)}</td>
+      <td><div class="actions">
+        <a href="${tokenPath(token)}">Edit<span class="visually-hidden"> ${name}</span></a>
+        <form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
+          <button type="submit" class="danger">Revoke<span class="visually-hidden"> ${name}</span></button>
+        </form>
+      </div></td>
+    </tr>`
+  })
+  return `<table>
+    <caption>Your API tokens. Values are never shown again after creation; the hint is the prefix and the last four characters.</caption>
+    <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Hint</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
+    <tbody>${rows.join('\n')}</tbody>
+  </table>`
+}
+
+/**
+ * The token list with the create form; status 400 when it shows the create form's problems.
+ *
+ * @example
+ * tokenListPage({ session, tokens, now: Date.now() })
+ */
+export function tokenListPage(options: TokenListOptions): RouteResult {
+  const { session, form } = options
+  const errors = form?.errors ?? {}
+  const values = form?.values ?? { name: '', scopes: ['public'], expiresAt: '' }
+  const body = `${options.notice === undefined ? '' : `<div class="notice" role="status"><p>${escapeHtml(options.notice)}</p></div>`}
+<p>API tokens let programs and services call the data-access API as you, without a browser. Treat each token like a password.</p>
+${tokenRows(options.tokens, session, options.now)}
+<h2 id="create">Create a token</h2>
+${errorSummary(errors)}
+<form method="post" action="${TOKENS_PATH}" novalidate>
+  ${csrfField(session)}
+  ${nameField('new', values.name, errors)}
+  ${scopeFields('new', values.scopes, errors)}
+  <div class="field">
+    <label for="new-expiresAt">Expires on (optional)</label>
+    ${fieldError(errors, 'expiresAt')}
+    <input type="date" id="new-expiresAt" name="expiresAt" value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
+    <p class="hint" id="new-expiresAt-hint">The token stops working at 00:00 UTC on this date. Leave it empty for a token that does not expire.</p>
+  </div>
+  <button type="submit">Create token</button>
+</form>`
+  return renderPage({
+    title: 'API tokens',
+    session,
+    status: form === undefined ? 200 : 400,
+    body,
+  })
+}
+
+// Copies the value; where the clipboard is not available it leaves the text selected for Ctrl+C.
+const COPY_SCRIPT = `(function () {
+  var button = document.getElementById('copy-token');
+  var field = document.getElementById('token-value');
+  var status = document.getElementById('copy-status');
+  function selected() { status.textContent = 'The value is selected: press Ctrl+C (Cmd+C on a Mac) to copy it.'; }
+  function copied() { status.textContent = 'Copied to the clipboard.'; }
+  button.addEventListener('click', function () {
+    field.focus();
+    field.select();
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(field.value).then(copied, function () { (document.execCommand && document.execCommand('copy')) ? copied() : selected(); });
+    } else {
+      (document.execCommand && document.execCommand('copy')) ? copied() : selected();
+    }
+  });
+  field.addEventListener('focus', function () { field.select(); });
+})();`
+
+/**
+ * The one page that shows a token's value, right after creation: a copy button and the warning
+ * that it will not be shown again. Sent with `Cache-Control: no-store` like every page.
+ *
+ * @example
+ * createdTokenPage(session, record, value)
+ */
+export function createdTokenPage(session: Session, token: TokenRecord, value: string): RouteResult {
+  const body = `<div class="warning" role="alert">
+  <p><strong>Copy this token now. It will not be shown again.</strong></p>
+  <p>It works like a password: keep it in a secret manager or an environment variable such as <code>SERVICE_API_TOKEN</code>. Do not commit it to source control and do not share it. If it is lost or exposed, revoke it and create a new one.</p>
+</div>
+<div class="field">
+  <label for="token-value">Token value</label>
+  <div class="secret">
+    <input type="text" id="token-value" readonly value="${escapeHtml(value)}" autocomplete="off" spellcheck="false" aria-describedby="copy-hint">
+    <button type="button" id="copy-token">Copy</button>
+  </div>
+  <p class="hint" id="copy-hint">The button copies the value; you can also select the text and copy it yourself.</p>
+  <p class="hint" id="copy-status" role="status" aria-live="polite"></p>
+</div>
+<table>
+  <caption>The new token</caption>
+  <tbody>
+    <tr><th scope="row">Name</th><td>${escapeHtml(token.name)}</td></tr>
+    <tr><th scope="row">Scopes</th><td>${scopeList(token.scopes)}</td></tr>
+    <tr><th scope="row">Hint</th><td><code>${escapeHtml(token.hint)}</code></td></tr>
+    <tr><th scope="row">Expires</th><td>${token.expiresAt === undefined ? 'Never' : formatInstant(token.expiresAt)}</td></tr>
+  </tbody>
+</table>
+<p><a href="${TOKENS_PATH}">I have copied it — back to API tokens</a></p>`
+  return renderPage({
+    title: 'Your new API token',
+    heading: `Token “${token.name}” created`,
+    session,
+    body,
+    scripts: [COPY_SCRIPT],
+  })
+}
+
+/**
+ * The edit page of a token: name and scopes; status 400 when it shows problems.
+ *
+ * @example
+ * editTokenPage(session, token)
+ */
+export function editTokenPage(
+  session: Session,
+  token: TokenRecord,
+  form?: { readonly values: TokenFormValues; readonly errors: FieldErrors },
+): RouteResult {
+  const errors = form?.errors ?? {}
+  const values = form?.values ?? { name: token.name, scopes: token.scopes, expiresAt: '' }
+  const body = `${errorSummary(errors)}
+<p>Token <code>${escapeHtml(token.hint)}</code>, created ${formatInstant(token.createdAt)}. Changes apply from the token's next request.</p>
+<form method="post" action="${tokenPath(token)}" novalidate>
+  ${csrfField(session)}
+  ${nameField('edit', values.name, errors)}
+  ${scopeFields('edit', values.scopes, errors)}
+  <div class="row">
+    <button type="submit">Save changes</button>
+    <a href="${TOKENS_PATH}">Cancel</a>
+  </div>
+</form>
+<h2>Revoke</h2>
+<p>Revoke the token if it is lost, unused or compromised.</p>
+<form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
+  <button type="submit" class="danger">Revoke “${escapeHtml(token.name)}”…</button>
+</form>`
+  return renderPage({
+    title: 'Edit API token',
+    heading: `Edit “${token.name}”`,
+    session,
+    status: form === undefined ? 200 : 400,
+    body,
+  })
+}
+
+/**
+ * The revoke confirmation: its form posts `confirm=yes` to `/settings/tokens/:id/revoke`.
+ *
+ * @example
+ * revokeConfirmPage(session, token)
+ */
+export function revokeConfirmPage(session: Session, token: TokenRecord): RouteResult {
+  const name = escapeHtml(token.name)
+  const body = `<p>Programs using <strong>${name}</strong> (<code>${escapeHtml(token.hint)}</code>) will be refused from their next request. This cannot be undone.</p>
+<form method="post" action="${tokenPath(token)}/revoke">
+  ${csrfField(session)}
+  <input type="hidden" name="confirm" value="yes">
+  <div class="row">
+    <button type="submit" class="danger">Revoke “${name}”</button>
+    <a href="${TOKENS_PATH}">Cancel</a>
+  </div>
+</form>`
+  return renderPage({ title: 'Revoke API token', heading: `Revoke “${token.name}”?`, session, body })
+}

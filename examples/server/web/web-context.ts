@@ -1,0 +1,129 @@
+/**
+ * What every page route set shares: the session store, the users who can sign in, the sign-in
+ * form's CSRF tokens and attempt limiter, and the three checks a page makes — who is signed in,
+ * send them to sign in, is this form genuine. One context per app (app.ts), so that several
+ * servers in one process never share sessions. README.md in this folder documents it.
+ */
+
+import { redirect } from '../http-result.js'
+import type { ApiRequest, RouteResult } from '../route-set.js'
+import type { SeedUser } from '../seed.js'
+import { AttemptLimiter } from './attempt-limiter.js'
+import { checkSessionCsrf, SignInCsrfTokens } from './csrf.js'
+import { messagePage } from './html.js'
+import { DEFAULT_NEXT, safeNext } from './next-path.js'
+import { SESSION_COOKIE, type Session, SessionStore } from './sessions.js'
+import { signInPage } from './signin-page.js'
+import { UserDirectory } from './users.js'
+
+/** Sign-in attempts allowed per handle within {@link SIGNIN_WINDOW_MS}. */
+export const SIGNIN_MAX_ATTEMPTS = 5
+
+/** The window of the sign-in attempt limit. */
+export const SIGNIN_WINDOW_MS = 15 * 60_000
+
+/** A check that either lets the page go on with the session, or gives the answer to send instead. */
+export type SessionCheck =
+  | { readonly ok: true; readonly session: Session }
+  | { readonly ok: false; readonly result: RouteResult }
+
+/** How {@link WebContext.requireSignIn} sends a signed-out visitor to sign in. */
+export type SignInPrompt = 'redirect' | 'page'
+
+/** The pages' shared state and checks. */
+export interface WebContext {
+  /** The clock, epoch ms. */
+  readonly now: () => number
+  readonly sessions: SessionStore
+  readonly users: UserDirectory
+  readonly signInCsrf: SignInCsrfTokens
+  readonly signInLimiter: AttemptLimiter
+  /**
+   * The live session whose id the `dap_session` cookie carries, its idle clock restarted; undefined
+   * when signed out or expired.
+   */
+  currentSession(request: ApiRequest): Session | undefined
+  /**
+   * The session, or the way to sign in: a 303 to `/signin?next=…` (`'redirect'`, the default), or
+   * the sign-in form itself, posting to `/signin` with `next` (`'page'`). `next` must be a
+   * same-origin path; by default it is the request's own target for a GET, the token list
+   * otherwise (a POST cannot be replayed after sign-in).
+   */
+  requireSignIn(request: ApiRequest, next?: string, prompt?: SignInPrompt): SessionCheck
+  /**
+   * Checks the CSRF token of a signed-in form: the session, or a 403 page when the token is
+   * missing, repeated or wrong, or when nobody is signed in.
+   */
+  checkCsrf(request: ApiRequest, form: URLSearchParams): SessionCheck
+}
+
+/** Options of {@link createWebContext}. */
+export interface WebContextOptions {
+  readonly users: readonly SeedUser[]
+  /** The clock, epoch ms; `Date.now` by default. */
+  readonly now?: () => number
+}
+
+/**
+ * The address of the sign-in page that continues to `next`, its slashes left readable.
+ *
+ * @example
+ * signInLocation('/settings/tokens') // '/signin?next=/settings/tokens'
+ */
+export function signInLocation(next: string | undefined): string {
+  return next === undefined ? '/signin' : `/signin?next=${encodeURIComponent(next).replaceAll('%2F', '/')}`
+}
+
+/** The 403 page of a form whose CSRF token is missing or wrong. */
+export function csrfFailure(session?: Session): RouteResult {
+  return messagePage(
+    403,
+    'Form not accepted',
+    'This form could not be accepted: it was not sent from this site, or it has expired. Go back, reload the page and try again.',
+    session,
+  )
+}
+
+/**
+ * Builds the context of an app's pages.
+ *
+ * @example
+ * const web = await createWebContext({ users: seed.users })
+ * const check = web.requireSignIn(request)
+ * if (!check.ok) return check.result
+ */
+export async function createWebContext(options: WebContextOptions): Promise<WebContext> {
+  const now = options.now ?? Date.now
+  const sessions = new SessionStore(now)
+  const users = await UserDirectory.create(options.users)
+  const signInCsrf = new SignInCsrfTokens(now)
+  const signInLimiter = new AttemptLimiter({ max: SIGNIN_MAX_ATTEMPTS, windowMs: SIGNIN_WINDOW_MS, now })
+
+  const currentSession = (request: ApiRequest): Session | undefined =>
+    sessions.find(request.cookies[SESSION_COOKIE])
+
+  return {
+    now,
+    sessions,
+    users,
+    signInCsrf,
+    signInLimiter,
+    currentSession,
+    requireSignIn(request, next, prompt = 'redirect') {
+      const session = currentSession(request)
+      if (session !== undefined) return { ok: true, session }
+      const target = safeNext(next ?? (request.method === 'GET' ? request.target : DEFAULT_NEXT))
+      if (prompt === 'page') {
+        return { ok: false, result: signInPage({ csrf: signInCsrf.issue(request), next: target }) }
+      }
+      return { ok: false, result: redirect(signInLocation(target)) }
+    },
+    checkCsrf(request, form) {
+      const session = currentSession(request)
+      if (session === undefined || !checkSessionCsrf(session, form)) {
+        return { ok: false, result: csrfFailure(session) }
+      }
+      return { ok: true, session }
+    },
+  }
+}

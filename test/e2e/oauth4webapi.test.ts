@@ -1,0 +1,239 @@
+/**
+ * End to end with a real, independent OAuth client — `oauth4webapi` — against the reference server
+ * on Express, Fastify and Hono: discovery, the authorization-code flow with PKCE (the test signs in
+ * and approves by posting the pages' forms, as they describe themselves) and the device flow (the
+ * test enters the user code and approves), then a listing call with the issued token, which stops
+ * working when the server's clock passes its expiry.
+ */
+import * as oauth from 'oauth4webapi'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
+import type { StartedServer } from '../../examples/server/server.js'
+import { formWith, PageAgent } from '../server/oauth-agent.js'
+import {
+  ALICE_PASSWORD,
+  BOB_PASSWORD,
+  CLI_REDIRECT,
+  CLI_SECRET,
+  startOAuthServers,
+  testClock,
+} from '../server/oauth-fixtures.js'
+
+const clock = testClock()
+let servers: Record<Framework, StartedServer>
+
+beforeAll(async () => {
+  servers = await startOAuthServers(clock)
+})
+
+afterAll(async () => {
+  await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
+})
+
+// The reference server runs on http://127.0.0.1 in tests; the library refuses plain HTTP unless told.
+const INSECURE = { [oauth.allowInsecureRequests]: true } as const
+
+async function discover(origin: string): Promise<oauth.AuthorizationServer> {
+  const issuer = new URL(origin)
+  return oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...INSECURE }),
+  )
+}
+
+// The resource server's answer; a 401 or 403 challenge, which the library throws, is answered too.
+async function list(origin: string, path: string, accessToken: string): Promise<Response> {
+  try {
+    return await oauth.protectedResourceRequest(
+      accessToken,
+      'GET',
+      new URL(path, origin),
+      undefined,
+      undefined,
+      INSECURE,
+    )
+  } catch (error) {
+    if (error instanceof oauth.WWWAuthenticateChallengeError) return error.response
+    throw error
+  }
+}
+
+describe.each(FRAMEWORKS)('oauth4webapi against the reference server on %s', (framework) => {
+  const origin = () => servers[framework].url
+
+  test('discovery finds the three endpoints and S256', async () => {
+    const as = await discover(origin())
+    expect(as.authorization_endpoint).toBe(`${origin()}/oauth/authorize`)
+    expect(as.token_endpoint).toBe(`${origin()}/oauth/token`)
+    expect(as.device_authorization_endpoint).toBe(`${origin()}/oauth/device_authorization`)
+    expect(as.code_challenge_methods_supported).toEqual(['S256'])
+  })
+
+  test('authorization code with PKCE: sign in, approve, list, refresh, expire', async () => {
+    const as = await discover(origin())
+    const client: oauth.Client = { client_id: 'cli' }
+    const clientAuth = oauth.ClientSecretBasic(CLI_SECRET)
+    const verifier = oauth.generateRandomCodeVerifier()
+    const state = oauth.generateRandomState()
+    const url = new URL(as.authorization_endpoint!)
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: CLI_REDIRECT,
+      scope: 'data.overview',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString()
+
+    // The browser's part, by the pages' own forms.
+    const browser = new PageAgent(origin())
+    const signIn = await browser.get(url.toString())
+    expect(signIn.status).toBe(200)
+    const consent = await browser.submit(formWith(signIn.body, 'password'), {
+      handle: 'alice',
+      password: ALICE_PASSWORD,
+    })
+    expect(consent.status).toBe(200)
+    const answer = await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
+    expect(answer.location).toBeDefined()
+    const callback = new URL(answer.location!)
+    expect(`${callback.origin}${callback.pathname}`).toBe(CLI_REDIRECT)
+
+    const params = oauth.validateAuthResponse(as, client, callback, state)
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth,
+      params,
+      CLI_REDIRECT,
+      verifier,
+      INSECURE,
+    )
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response)
+    expect(tokens.token_type).toBe('bearer')
+    expect(tokens.scope).toBe('public data.overview')
+    expect(tokens.expires_in).toBe(3600)
+    expect(tokens.access_token).toMatch(/^dao_/)
+    expect(tokens.refresh_token).toBeDefined()
+
+    const listing = await list(origin(), '/api/v1/users/alice/datasets', tokens.access_token)
+    expect(listing.status).toBe(200)
+    const body = (await listing.json()) as { results: { name: string }[] }
+    expect(body.results.map((result) => result.name)).toEqual(['diary', 'open'])
+
+    // A registered offline client refreshes; the new token works, the rotation is single use.
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token!, INSECURE),
+    )
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
+    expect((await list(origin(), '/api/v1/organizations/acme/datasets', refreshed.access_token)).status).toBe(
+      200,
+    )
+
+    // Expiry follows the server's clock: one hour.
+    clock.advance(3_600_000)
+    const expired = await list(origin(), '/api/v1/users/alice/datasets', refreshed.access_token)
+    expect(expired.status).toBe(401)
+    expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"')
+  })
+
+  test('device flow with PKCE: enter the code, sign in, approve, poll, list, expire', async () => {
+    const as = await discover(origin())
+    // A public registered client: no secret, so `None` client authentication.
+    const client: oauth.Client = { client_id: 'web' }
+    const clientAuth = oauth.None()
+    const verifier = oauth.generateRandomCodeVerifier()
+    const started = await oauth.deviceAuthorizationRequest(
+      as,
+      client,
+      clientAuth,
+      {
+        scope: 'data.metadata',
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      },
+      INSECURE,
+    )
+    const device = await oauth.processDeviceAuthorizationResponse(as, client, started)
+    expect(device.verification_uri).toBe(`${origin()}/device`)
+    expect(device.interval).toBe(5)
+
+    const poll = async () =>
+      oauth.processDeviceCodeResponse(
+        as,
+        client,
+        await oauth.deviceCodeGrantRequest(as, client, clientAuth, device.device_code, {
+          additionalParameters: { code_verifier: verifier },
+          ...INSECURE,
+        }),
+      )
+    await expect(poll()).rejects.toMatchObject({ error: 'authorization_pending' })
+
+    // The user, on another device: the verification page, the code typed in, sign-in, consent.
+    const browser = new PageAgent(origin())
+    const entry = await browser.get(device.verification_uri)
+    const signIn = await browser.submit(formWith(entry.body, 'user_code'), { user_code: device.user_code })
+    const consent = await browser.submit(formWith(signIn.body, 'password'), {
+      handle: 'bob',
+      password: BOB_PASSWORD,
+    })
+    expect(consent.body).toContain(device.user_code)
+    const done = await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
+    expect(done.status).toBe(200)
+
+    clock.advance(device.interval! * 1000)
+    const tokens = await poll()
+    expect(tokens.scope).toBe('public data.metadata')
+    expect(tokens.refresh_token).toBeUndefined()
+    const listing = await list(origin(), '/api/v1/organizations/acme/datasets', tokens.access_token)
+    expect(listing.status).toBe(200)
+    const body = (await listing.json()) as { results: { name: string }[] }
+    expect(body.results.map((result) => result.name)).toEqual(['claims'])
+
+    clock.advance(3_600_000 - 1)
+    expect((await list(origin(), '/api/v1/organizations/acme/datasets', tokens.access_token)).status).toBe(
+      200,
+    )
+    clock.advance(1)
+    expect((await list(origin(), '/api/v1/organizations/acme/datasets', tokens.access_token)).status).toBe(
+      401,
+    )
+  })
+
+  test('a verification_uri_complete link fills the code in; the user only confirms it', async () => {
+    const as = await discover(origin())
+    const client: oauth.Client = { client_id: 'web' }
+    const verifier = oauth.generateRandomCodeVerifier()
+    const device = await oauth.processDeviceAuthorizationResponse(
+      as,
+      client,
+      await oauth.deviceAuthorizationRequest(
+        as,
+        client,
+        oauth.None(),
+        { code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' },
+        INSECURE,
+      ),
+    )
+    const browser = new PageAgent(origin())
+    const entry = await browser.get(device.verification_uri_complete!)
+    const signIn = await browser.submit(formWith(entry.body, 'user_code'))
+    const consent = await browser.submit(formWith(signIn.body, 'password'), {
+      handle: 'alice',
+      password: ALICE_PASSWORD,
+    })
+    await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'deny' })
+    const denied = oauth.processDeviceCodeResponse(
+      as,
+      client,
+      await oauth.deviceCodeGrantRequest(as, client, oauth.None(), device.device_code, {
+        additionalParameters: { code_verifier: verifier },
+        ...INSECURE,
+      }),
+    )
+    await expect(denied).rejects.toMatchObject({ error: 'access_denied' })
+  })
+})

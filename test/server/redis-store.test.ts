@@ -1,0 +1,327 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { RedisTokenStore } from '../../adapters/redis/index.js'
+import { generateTokenValue } from '../../src/token-format.js'
+import { hashTokenValue } from '../../src/token-hash.js'
+import { rescopeToken, revokeToken, type TokenRecord } from '../../src/token-record.js'
+import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
+import { pkcePair } from '../oauth/fixtures.js'
+import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
+
+// Two reference servers (`--store redis://…`, child processes) on one Redis this file starts: what
+// one instance does, the other sees within a second; Redis going away is 503 on both, and its
+// return is recovery without a restart. A third client, a RedisTokenStore of the test's own, looks
+// at the shared state and makes changes behind the servers' backs.
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const MAIN = join(ROOT, 'examples', 'server', 'main.ts')
+const SECOND = 1000
+const PASSWORD = 'alice-password-for-redis-tests'
+
+const directory = mkdtempSync(join(tmpdir(), 'dap-redis-servers-'))
+const VALID = Array.from({ length: 6 }, () => generateTokenValue('api'))
+const REVOKED = Array.from({ length: 2 }, () => generateTokenValue('api'))
+const LOAD = { revoked: generateTokenValue('api'), rescoped: generateTokenValue('api') }
+const PAGES = generateTokenValue('api')
+const KILLED = generateTokenValue('api')
+const SEED = {
+  users: [{ handle: 'alice', password: PASSWORD }],
+  organizations: [],
+  // Private: a token needs data.overview to see it, so removing the scope turns 200 into 404.
+  datasets: [{ owner: 'alice', name: 'notes', publicLevel: 'none' }],
+  clients: [{ id: 'cli', redirectUris: ['http://127.0.0.1:8765/cb'] }],
+  tokens: [
+    ...[...VALID, LOAD.revoked, LOAD.rescoped, PAGES, KILLED].map((value, i) => ({
+      user: 'alice',
+      name: `token ${i}`,
+      scopes: ['data.overview'],
+      value,
+    })),
+    ...REVOKED.map((value, i) => ({
+      user: 'alice',
+      name: `old ${i}`,
+      scopes: ['data.overview'],
+      value,
+      revoked: true,
+    })),
+  ],
+}
+const DATASET = '/api/v1/datasets/alice/notes'
+
+interface Instance {
+  readonly url: string
+  readonly port: number
+  readonly child: ChildProcess
+}
+
+const children = new Set<ChildProcess>()
+let redis: RedisServer
+let observer: RedisTokenStore
+let a: Instance
+let b: Instance
+
+function startInstance(args: readonly string[]): Promise<Instance> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.add(child)
+  return new Promise((resolve, reject) => {
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk
+      const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)
+      if (match !== null) resolve({ url: match[1]!, port: Number(match[2]), child })
+    })
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk))
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)))
+  })
+}
+
+function stopInstance(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    const killer = setTimeout(() => child.kill('SIGKILL'), 3000)
+    child.once('exit', () => {
+      clearTimeout(killer)
+      resolve()
+    })
+    child.kill('SIGTERM')
+  })
+}
+
+beforeAll(async () => {
+  redis = await startRedisServer()
+  const seed = join(directory, 'seed.json')
+  writeFileSync(seed, JSON.stringify(SEED))
+  const common = ['--seed', seed, '--store', redis.url, '--port', '0']
+  // Two frameworks: the instances share state, not code paths.
+  ;[a, b] = await Promise.all([
+    startInstance([...common, '--framework', 'fastify']),
+    startInstance([...common, '--framework', 'hono']),
+  ])
+  observer = new RedisTokenStore({ redis: redis.url })
+  await observer.ready()
+}, 30_000)
+
+afterAll(async () => {
+  await Promise.all([...children].map(stopInstance))
+  await observer?.close()
+  await redis?.stop()
+  rmSync(directory, { recursive: true, force: true })
+})
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function status(instance: Instance, value: string): Promise<number> {
+  const response = await fetch(`${instance.url}${DATASET}`, { headers: { authorization: `Bearer ${value}` } })
+  await response.arrayBuffer()
+  return response.status
+}
+
+/** Polls until `instance` answers `expected` for `value`; resolves with the time it took. */
+async function until(
+  instance: Instance,
+  value: string,
+  expected: number,
+  timeoutMs: number,
+): Promise<number> {
+  const start = performance.now()
+  for (;;) {
+    if ((await status(instance, value)) === expected) return performance.now() - start
+    if (performance.now() - start > timeoutMs) throw new Error(`no ${expected} within ${timeoutMs} ms`)
+    await sleep(10)
+  }
+}
+
+async function recordOf(value: string): Promise<TokenRecord> {
+  const record = await observer.findByHash(hashTokenValue(value))
+  if (record === undefined) throw new Error('no such token in Redis')
+  return record
+}
+
+async function signIn(instance: Instance): Promise<WebClient> {
+  const client = new WebClient(instance.port)
+  const form = await client.get('/signin')
+  const signedIn = await client.post('/signin', {
+    handle: 'alice',
+    password: PASSWORD,
+    csrf_token: csrfOf(form.body),
+  })
+  expect(signedIn.status).toBe(303)
+  return client
+}
+
+describe('two reference servers on one Redis', () => {
+  test('serve the same seed tokens, saved to Redis once', async () => {
+    for (const instance of [a, b]) {
+      expect(await status(instance, VALID[0]!)).toBe(200)
+      expect(await status(instance, REVOKED[0]!)).toBe(401)
+      expect(await status(instance, generateTokenValue('api'))).toBe(401)
+    }
+    expect(await observer.listByOwner('alice')).toHaveLength(SEED.tokens.length)
+  })
+
+  test('a token created on the settings pages of one works on the other at once', async () => {
+    const client = await signIn(a)
+    const list = await client.get('/settings/tokens')
+    const created = await client.post('/settings/tokens', {
+      name: 'made on a',
+      scopes: ['data.overview'],
+      expiresAt: '',
+      csrf_token: csrfOf(list.body, '/settings/tokens'),
+    })
+    const value = tokenValueOf(created.body)
+    expect(value).toBeDefined()
+    expect(await status(b, value!)).toBe(200)
+  })
+
+  test('share OAuth state: a device code issued by one is known to the other', async () => {
+    const { challenge, verifier } = pkcePair()
+    const started = await fetch(`${a.url}/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: 'cli',
+        scope: 'data.overview',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    })
+    expect(started.status).toBe(200)
+    const { device_code } = (await started.json()) as { device_code: string }
+    const polled = await fetch(`${b.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code,
+        client_id: 'cli',
+        code_verifier: verifier,
+      }),
+    })
+    // Pending, not invalid_grant: instance b found the grant instance a saved.
+    expect(await polled.json()).toMatchObject({ error: 'authorization_pending' })
+  })
+
+  test('a revocation on the settings pages of one takes effect on the other within a second', async () => {
+    // Both instances have the token in their caches.
+    for (const instance of [a, b]) for (let i = 0; i < 3; i++) expect(await status(instance, PAGES)).toBe(200)
+    const { id } = await recordOf(PAGES)
+    const client = await signIn(a)
+    const action = `/settings/tokens/${id}/revoke`
+    const list = await client.get('/settings/tokens')
+    const revoked = await client.post(action, { confirm: 'yes', csrf_token: csrfOf(list.body, action) })
+    expect(revoked.status).toBe(303)
+    const elapsed = await until(b, PAGES, 401, 2 * SECOND)
+    expect(elapsed).toBeLessThan(SECOND)
+    expect(await status(a, PAGES)).toBe(401)
+  })
+
+  test('under sustained load on both, with changes made mid-run, no decision is wrong', async () => {
+    const total = 2000
+    const concurrency = 12
+    const intervalMs = 1.5 // ~3 s in all, so that each change has more than a second of traffic after it
+    const kinds = [
+      ...VALID.map((value) => ({ value, kind: 'valid' as const })),
+      ...REVOKED.map((value) => ({ value, kind: 'revoked' as const })),
+      { value: generateTokenValue('api'), kind: 'unknown' as const },
+      { value: LOAD.revoked, kind: 'revokedMidRun' as const },
+      { value: LOAD.rescoped, kind: 'rescopedMidRun' as const },
+    ]
+    const changes = {
+      revokedMidRun: { startedAt: Number.POSITIVE_INFINITY, doneAt: Number.POSITIVE_INFINITY, after: 401 },
+      rescopedMidRun: { startedAt: Number.POSITIVE_INFINITY, doneAt: Number.POSITIVE_INFINITY, after: 404 },
+    }
+    const results: {
+      kind: (typeof kinds)[number]['kind']
+      status: number
+      sentAt: number
+      doneAt: number
+    }[] = []
+    const start = performance.now()
+    let next = 0
+    const worker = async () => {
+      for (let i = next++; i < total; i = next++) {
+        const wait = start + i * intervalMs - performance.now()
+        if (wait > 0) await sleep(wait)
+        const { value, kind } = kinds[i % kinds.length]!
+        const sentAt = performance.now()
+        const code = await status(i % 2 === 0 ? a : b, value)
+        results.push({ kind, status: code, sentAt, doneAt: performance.now() })
+      }
+    }
+    const change = async (
+      atMs: number,
+      kind: keyof typeof changes,
+      apply: (r: TokenRecord) => TokenRecord,
+    ) => {
+      await sleep(atMs)
+      const record = await recordOf(kind === 'revokedMidRun' ? LOAD.revoked : LOAD.rescoped)
+      changes[kind].startedAt = performance.now()
+      await observer.update(apply(record))
+      changes[kind].doneAt = performance.now()
+    }
+    await Promise.all([
+      ...Array.from({ length: concurrency }, worker),
+      change(600, 'revokedMidRun', (r) => revokeToken(r, Date.now())),
+      change(1200, 'rescopedMidRun', (r) => rescopeToken(r, '')),
+    ])
+    const expected = { valid: 200, revoked: 401, unknown: 401 }
+    const wrong = results.filter(({ kind, status: code, sentAt, doneAt }) => {
+      if (kind === 'valid' || kind === 'revoked' || kind === 'unknown') return code !== expected[kind]
+      const { startedAt, doneAt: changedAt, after } = changes[kind]
+      if (doneAt < startedAt) return code !== 200
+      if (sentAt > changedAt + SECOND) return code !== after
+      return code !== 200 && code !== after
+    })
+    expect(results).toHaveLength(total)
+    expect(wrong).toEqual([])
+    // The run did cover each change and more than a second after it.
+    for (const kind of ['revokedMidRun', 'rescopedMidRun'] as const) {
+      const { doneAt, after } = changes[kind]
+      const late = results.filter((r) => r.kind === kind && r.sentAt > doneAt + SECOND)
+      expect(late.length).toBeGreaterThan(10)
+      expect(late.every((r) => r.status === after)).toBe(true)
+    }
+  }, 30_000)
+
+  test('Redis killed: 503 on both within a second; restarted: both recover without a restart', async () => {
+    for (const instance of [a, b])
+      for (let i = 0; i < 3; i++) expect(await status(instance, KILLED)).toBe(200)
+    await redis.snapshot()
+    await redis.kill()
+    const killedAt = performance.now()
+    await Promise.all([until(a, KILLED, 503, 2 * SECOND), until(b, KILLED, 503, 2 * SECOND)])
+    expect(performance.now() - killedAt).toBeLessThan(SECOND)
+    // Down is down: nothing is allowed from a cache while Redis is away.
+    await sleep(1200)
+    for (const instance of [a, b]) {
+      expect(await status(instance, KILLED)).toBe(503)
+      expect(await status(instance, REVOKED[0]!)).toBe(503)
+    }
+    await redis.restart()
+    await Promise.all([until(a, KILLED, 200, 5 * SECOND), until(b, KILLED, 200, 5 * SECOND)])
+    for (const instance of [a, b]) {
+      expect(await status(instance, REVOKED[0]!)).toBe(401)
+      expect(await status(instance, PAGES)).toBe(401)
+    }
+  }, 20_000)
+
+  test('a server whose Redis does not answer does not start: exit code 1 and one line', async () => {
+    const unreachable = redis.url.replace(/:\d+$/, ':1')
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--store', unreachable, '--port', '0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    children.add(child)
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+    expect(code).toBe(1)
+    expect(stderr).toBe(`cannot start the server: cannot reach Redis at ${unreachable}\n`)
+  }, 15_000)
+})

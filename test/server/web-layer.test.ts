@@ -1,0 +1,285 @@
+/**
+ * The pieces of the pages' web layer on their own: cookies, form bodies, result headers, the
+ * `next` guard, the attempt limiter, sessions, CSRF tokens, HTML escaping and expiry parsing.
+ */
+import { describe, expect, test } from 'vitest'
+import { parseCookies, serializeCookie } from '../../examples/server/cookies.js'
+import { parseFormBody } from '../../examples/server/form-body.js'
+import { headersOf } from '../../examples/server/result-headers.js'
+import type { ApiRequest } from '../../examples/server/route-set.js'
+import { AttemptLimiter } from '../../examples/server/web/attempt-limiter.js'
+import {
+  checkSessionCsrf,
+  SIGNIN_CSRF_COOKIE,
+  SIGNIN_CSRF_TTL_MS,
+  SignInCsrfTokens,
+  safeEqual,
+} from '../../examples/server/web/csrf.js'
+import { escapeHtml, renderPage } from '../../examples/server/web/html.js'
+import { safeNext } from '../../examples/server/web/next-path.js'
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SessionStore } from '../../examples/server/web/sessions.js'
+import { parseExpiry } from '../../examples/server/web/token-form.js'
+import { signInLocation } from '../../examples/server/web/web-context.js'
+
+function requestWith(
+  cookies: Record<string, string>,
+  protocol = 'http',
+  clientAddress = '127.0.0.1',
+): ApiRequest {
+  return {
+    params: {},
+    query: new URLSearchParams(),
+    contentType: undefined,
+    principal: undefined,
+    body: async () => Buffer.alloc(0),
+    method: 'GET',
+    target: '/signin',
+    headers: {},
+    authorization: [],
+    cookies,
+    clientAddress,
+    protocol,
+  }
+}
+
+describe('cookies', () => {
+  test('parses pairs across headers; the first of a name wins; malformed pairs are skipped', () => {
+    expect(parseCookies(['a=1; b="2"; junk; c=x y', 'a=3; d=4'])).toEqual({ a: '1', b: '2', d: '4' })
+  })
+
+  test('serializes the attributes in a fixed order and refuses bad names or values', () => {
+    expect(
+      serializeCookie('s', 'v', { maxAge: 0, path: '/', httpOnly: true, sameSite: 'Lax', secure: true }),
+    ).toBe('s=v; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure')
+    expect(() => serializeCookie('a b', 'v')).toThrow(TypeError)
+    expect(() => serializeCookie('a', 'v;x')).toThrow(TypeError)
+  })
+})
+
+describe('form bodies', () => {
+  const form = 'application/x-www-form-urlencoded'
+
+  test('repeated fields are kept; plus and escapes decode', () => {
+    const parsed = parseFormBody(
+      Buffer.from('scopes=data.data&scopes=wokflow.read&name=a+b%21'),
+      `${form}; charset=utf-8`,
+    )
+    expect(parsed.getAll('scopes')).toEqual(['data.data', 'wokflow.read'])
+    expect(parsed.get('name')).toBe('a b!')
+  })
+
+  test('another content type or bytes that are not UTF-8 give an empty form', () => {
+    expect([...parseFormBody(Buffer.from('a=1'), 'application/json')]).toEqual([])
+    expect([...parseFormBody(Buffer.from('a=1'), undefined)]).toEqual([])
+    expect([...parseFormBody(Buffer.from([0x61, 0x3d, 0xff]), form)]).toEqual([])
+  })
+})
+
+describe('result headers', () => {
+  test('pages: HTML, no-store and the page headers win over the result’s own', () => {
+    const headers = headersOf({
+      kind: 'html',
+      status: 200,
+      body: '',
+      headers: { 'Cache-Control': 'public, max-age=60', 'Set-Cookie': ['a=1', 'b=2'] },
+    })
+    expect(headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'set-cookie': ['a=1', 'b=2'],
+    })
+  })
+
+  test('redirects: location and no-store; JSON keeps its extra headers', () => {
+    expect(headersOf({ kind: 'redirect', status: 303, location: '/x' })).toMatchObject({
+      location: '/x',
+      'cache-control': 'no-store',
+    })
+    expect(headersOf({ kind: 'json', status: 200, body: {}, headers: { pragma: 'no-cache' } })).toEqual({
+      pragma: 'no-cache',
+      'content-type': 'application/json; charset=utf-8',
+    })
+  })
+
+  test('renderPage admits exactly its own scripts in the CSP', () => {
+    const page = renderPage({ title: 'T', body: '', scripts: ['console.log(1)'] })
+    const csp = page.kind === 'html' ? String(page.headers?.['content-security-policy']) : ''
+    expect(csp).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'/)
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).not.toContain('form-action')
+  })
+})
+
+describe('next', () => {
+  test.each([
+    '/settings/tokens',
+    '/',
+    '/oauth/authorize?client_id=cli&scope=data.data%20wokflow.read&state=x',
+  ])('keeps %s', (next) => expect(safeNext(next)).toBe(next))
+
+  test.each([
+    'https://evil.example',
+    '//evil.example',
+    '/\\evil.example',
+    '/%2e%2e/x',
+    '/a/../b',
+    '/a#b',
+    '/a b',
+    '/é',
+    'relative',
+    '',
+    null,
+    undefined,
+    `/${'a'.repeat(4096)}`,
+    '/a?"<x>',
+  ])('drops %j', (next) => expect(safeNext(next)).toBeUndefined())
+
+  test('the sign-in address keeps slashes readable and escapes the rest', () => {
+    expect(signInLocation('/settings/tokens')).toBe('/signin?next=/settings/tokens')
+    expect(signInLocation('/oauth/authorize?a=1&b=2')).toBe('/signin?next=/oauth/authorize%3Fa%3D1%26b%3D2')
+    expect(new URLSearchParams(signInLocation('/oauth/authorize?a=1&b=2').split('?')[1]).get('next')).toBe(
+      '/oauth/authorize?a=1&b=2',
+    )
+    expect(signInLocation(undefined)).toBe('/signin')
+  })
+})
+
+describe('attempt limiter', () => {
+  test('max attempts per window, then the seconds to wait; keys are independent; reset clears', () => {
+    let clock = 0
+    const limiter = new AttemptLimiter({ max: 2, windowMs: 60_000, now: () => clock })
+    expect(limiter.attempt('a')).toBeUndefined()
+    clock = 10_000
+    expect(limiter.attempt('a')).toBeUndefined()
+    expect(limiter.attempt('a')).toBe(50)
+    expect(limiter.attempt('b')).toBeUndefined()
+    clock = 60_000
+    expect(limiter.attempt('a')).toBeUndefined()
+    limiter.reset('a')
+    expect(limiter.attempt('a')).toBeUndefined()
+    expect(limiter.attempt('a')).toBeUndefined()
+  })
+
+  test('remembers at most maxKeys keys, forgetting the least recently tried', () => {
+    const limiter = new AttemptLimiter({ max: 1, windowMs: 60_000, now: () => 0, maxKeys: 2 })
+    limiter.attempt('a')
+    limiter.attempt('b')
+    limiter.attempt('c')
+    expect(limiter.attempt('a')).toBeUndefined()
+    expect(limiter.attempt('c')).toBeDefined()
+  })
+})
+
+describe('sessions', () => {
+  test('random 256-bit ids and CSRF tokens; idle and absolute expiry; destroy', () => {
+    let clock = 1_000_000
+    const store = new SessionStore(() => clock)
+    const session = store.create('alice')
+    expect(session.id).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(session.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(session.csrfToken).not.toBe(session.id)
+    expect(Object.keys(session).sort()).toEqual(['createdAt', 'csrfToken', 'handle', 'id', 'lastSeenAt'])
+    clock += SESSION_IDLE_MS - 1
+    expect(store.find(session.id)).toBe(session)
+    clock += SESSION_IDLE_MS
+    expect(store.find(session.id)).toBeUndefined()
+    expect(store.snapshot()).toEqual([])
+
+    const long = store.create('bob')
+    const start = clock
+    while (clock + SESSION_IDLE_MS / 2 < start + SESSION_ABSOLUTE_MS) {
+      clock += SESSION_IDLE_MS / 2
+      expect(store.find(long.id)).toBeDefined()
+    }
+    clock = start + SESSION_ABSOLUTE_MS
+    expect(store.find(long.id)).toBeUndefined()
+
+    const gone = store.create('carol')
+    store.destroy(gone.id)
+    expect(store.find(gone.id)).toBeUndefined()
+    expect(store.find(undefined)).toBeUndefined()
+  })
+
+  test('expired sessions are swept when another is created', () => {
+    let clock = 0
+    const store = new SessionStore(() => clock)
+    store.create('alice')
+    clock = SESSION_IDLE_MS
+    store.create('bob')
+    expect(store.snapshot().map((session) => session.handle)).toEqual(['bob'])
+  })
+})
+
+describe('CSRF tokens', () => {
+  test('constant-time equality, different lengths included', () => {
+    expect(safeEqual('abc', 'abc')).toBe(true)
+    expect(safeEqual('abc', 'abd')).toBe(false)
+    expect(safeEqual('abc', 'abcd')).toBe(false)
+  })
+
+  test('a session form needs exactly its own token', () => {
+    const session = { csrfToken: 'token' }
+    expect(checkSessionCsrf(session, new URLSearchParams('csrf_token=token'))).toBe(true)
+    expect(checkSessionCsrf(session, new URLSearchParams('csrf_token=token&csrf_token=token'))).toBe(false)
+    expect(checkSessionCsrf(session, new URLSearchParams(''))).toBe(false)
+  })
+
+  test('sign-in tokens: bound to the cookie, reused while fresh, expired after an hour', () => {
+    let clock = 1_700_000_000_000
+    const tokens = new SignInCsrfTokens(() => clock)
+    const first = tokens.issue(requestWith({}))
+    expect(first.setCookie).toMatch(
+      new RegExp(
+        `^${SIGNIN_CSRF_COOKIE}=[0-9a-z]+\\.[A-Za-z0-9_-]{43}; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax$`,
+      ),
+    )
+    const cookie = first.setCookie!.split(';')[0]!.split('=')[1]!
+    const browser = requestWith({ [SIGNIN_CSRF_COOKIE]: cookie })
+    const form = new URLSearchParams({ csrf_token: first.token })
+    expect(tokens.check(browser, form)).toBe(true)
+    expect(tokens.issue(browser)).toEqual({ token: first.token, setCookie: undefined })
+    expect(tokens.check(requestWith({ [SIGNIN_CSRF_COOKIE]: `${cookie}x` }), form)).toBe(false)
+    expect(tokens.check(requestWith({}), form)).toBe(false)
+    // Another process (another key) never accepts it.
+    expect(new SignInCsrfTokens(() => clock).check(browser, form)).toBe(false)
+    clock += SIGNIN_CSRF_TTL_MS / 2
+    expect(tokens.issue(browser).setCookie).toBeDefined()
+    clock += SIGNIN_CSRF_TTL_MS / 2
+    expect(tokens.check(browser, form)).toBe(false)
+  })
+
+  test('the sign-in cookie is Secure except for loopback over http', () => {
+    const tokens = new SignInCsrfTokens(Date.now)
+    expect(tokens.issue(requestWith({}, 'https')).setCookie).toMatch(/; Secure$/)
+    expect(tokens.issue(requestWith({}, 'http', '203.0.113.9')).setCookie).toMatch(/; Secure$/)
+    expect(tokens.issue(requestWith({}, 'http', '::1')).setCookie).not.toMatch(/Secure/)
+  })
+})
+
+test('escapeHtml escapes the five characters', () => {
+  expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+    '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+  )
+})
+
+describe('expiry', () => {
+  test.each([
+    ['2030-01-31', Date.UTC(2030, 0, 31)],
+    ['2030-01-31T08:30', Date.UTC(2030, 0, 31, 8, 30)],
+    ['2030-01-31T08:30:15Z', Date.UTC(2030, 0, 31, 8, 30, 15)],
+    ['2030-01-31T08:30+01:00', Date.UTC(2030, 0, 31, 7, 30)],
+    ['2028-02-29', Date.UTC(2028, 1, 29)],
+  ])('%s', (text, expected) => expect(parseExpiry(text)).toBe(expected))
+
+  test.each([
+    '2030-02-30',
+    '2029-02-29',
+    '2030-13-01',
+    '2030-1-1',
+    '2030-01-31T24:00',
+    '31/01/2030',
+    'soon',
+    '1e12',
+  ])('%s is no date', (text) => expect(parseExpiry(text)).toBeUndefined())
+})
