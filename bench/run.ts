@@ -39,7 +39,7 @@ try {
   await redisServer.stop()
 }
 log('HTTP (autocannon on loopback) …')
-const http = await benchHttp(quick ? 2 : 4, quick ? 1 : 2)
+const http = await benchHttp(quick ? 2 : 3, quick ? 1 : 3)
 
 const baseline = find(decision.fast, 'hand-written')
 const core = find(decision.fast, 'data-access-policy')
@@ -136,7 +136,7 @@ const page = `# Performance
 Measured by \`npm run bench\` on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB),
 Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. These shared 2-core machines swing by 15–30 % between
 runs, so **the ratios within one run are the result**, not the absolute times. Micro-benchmarks run the
-candidates in interleaved rounds and report medians; HTTP figures are the best of ${quick ? 1 : 2} alternating rounds.
+candidates in interleaved rounds and report medians; HTTP figures are the best of ${quick ? 1 : 3} alternating rounds.
 
 ## Targets
 

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
 import type { Request } from 'express'
 import { accessControl } from '../../adapters/express/index.js'
 import { deny } from '../../src/index.js'
 import { bodies, countParameter, type Fixture, streamChunks } from './fixture.js'
+import { listening } from './listen.js'
 import type { RunningApp } from './running-app.js'
 
 // express ships CommonJS with `export =` typings; the package's tsconfig has no esModuleInterop.
@@ -54,14 +54,5 @@ export async function startExpressApp(fixture: Fixture, trustProxy: string | fal
   })
   app.use((_req, res) => access.sendDenial(res, deny('not_found')))
 
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
-  }
+  return listening(app.listen(0, '127.0.0.1'))
 }

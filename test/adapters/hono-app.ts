@@ -1,10 +1,11 @@
-import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import { type Context, Hono } from 'hono'
 import { type AccessEnv, accessControl } from '../../adapters/hono/index.js'
 import { deny } from '../../src/index.js'
 import { bodies, countParameter, type Fixture, streamChunks } from './fixture.js'
+import { listening } from './listen.js'
 import type { RunningApp } from './running-app.js'
 
 /**
@@ -49,14 +50,6 @@ export async function startHonoApp(fixture: Fixture, trustProxy: string | false)
   )
   app.notFound((c) => access.sendDenial(c, deny('not_found')))
 
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve())
-        if ('closeAllConnections' in server) server.closeAllConnections()
-      }),
-  }
+  // Without a `createServer` option, serve() starts a node:http server.
+  return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server)
 }

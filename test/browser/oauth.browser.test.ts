@@ -6,42 +6,21 @@
  * Chromium missing is a failure, never a skip: CI installs it (.ci/run).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BrowserContext, chromium } from 'playwright-core'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { ALICE_PASSWORD, basic, CLI_SECRET, oauthSeed } from '../server/oauth-fixtures.js'
+import { type LaunchedChromium, launchChromium, OUTPUT, requireChromium } from './chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output')
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-
-let context: BrowserContext
-let profile: string
+let browser: LaunchedChromium
 let server: StartedServer
 let callbackServer: Server
 const callbacks: URL[] = []
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install it with \`apt-get install -y --no-install-recommends chromium\` (.ci/run does so on CI). This test does not skip.`,
-    )
-  }
-  mkdirSync(OUTPUT, { recursive: true })
+  requireChromium()
   server = await startServer({ seed: await oauthSeed(), framework: 'fastify', port: 0 })
   // The client's redirect URI: records every request and answers a plain page.
   callbackServer = createServer((request, response) => {
@@ -50,20 +29,13 @@ beforeAll(async () => {
     response.end('<!doctype html><title>Signed in</title><p>You can close this window.</p>')
   })
   await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve))
-  profile = mkdtempSync(join(tmpdir(), 'dap-chromium-'))
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1000, height: 900 },
-  })
+  browser = await launchChromium({ width: 1000, height: 900 })
 }, 60_000)
 
 afterAll(async () => {
-  await context?.close()
+  await browser?.close()
   await server?.close()
   await new Promise((resolve) => callbackServer?.close(resolve))
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
 })
 
 test('sign in, approve on the consent page, land on the redirect URI with a code', async () => {
@@ -82,7 +54,7 @@ test('sign in, approve on the consent page, land on the redirect URI with a code
     code_challenge_method: 'S256',
   }).toString()
 
-  const page = await context.newPage()
+  const page = await browser.context.newPage()
   await page.goto(url.toString())
   await page.getByLabel('Handle').fill('alice')
   await page.getByLabel('Password').fill(ALICE_PASSWORD)

@@ -5,49 +5,22 @@
  * (401) — on Express, Fastify and Hono. Screenshots of the token list and the one-time value page
  * go to `test-output/`. Chromium missing is a failure, never a skip: CI installs it (.ci/run).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { DEMO_SEED } from '../../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { loadSeed } from '../../examples/server/seed.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { isWellFormedTokenValue } from '../../src/index.js'
+import { type LaunchedChromium, launchChromium, OUTPUT, requireChromium } from './chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output')
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-
-let context: BrowserContext
-let profile: string
+let browser: LaunchedChromium
 const servers = {} as Record<Framework, StartedServer>
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install it with \`apt-get install -y --no-install-recommends chromium\` (.ci/run does so on CI). This test does not skip.`,
-    )
-  }
-  mkdirSync(OUTPUT, { recursive: true })
-  profile = mkdtempSync(join(tmpdir(), 'dap-chromium-'))
-  // A fresh profile each run (playwright passes it as --user-data-dir).
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1100, height: 900 },
-  })
+  requireChromium()
+  browser = await launchChromium({ width: 1100, height: 900 })
   const seed = await loadSeed(DEMO_SEED)
   await Promise.all(
     FRAMEWORKS.map(async (framework) => {
@@ -57,9 +30,8 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await context?.close()
+  await browser?.close()
   await Promise.all(Object.values(servers).map((server) => server.close()))
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
 })
 
 async function callApi(server: StartedServer, value: string): Promise<number> {
@@ -87,7 +59,7 @@ async function expectLabelled(page: Page): Promise<void> {
 describe.each(FRAMEWORKS)('%s', (framework) => {
   test('sign in, create a token through the form, use it, revoke it through the confirmation', async () => {
     const server = servers[framework]
-    const page = await context.newPage()
+    const page = await browser.context.newPage()
     try {
       // Signed out, the settings send to sign-in, and back after it.
       await page.goto(`${server.url}/settings/tokens`)

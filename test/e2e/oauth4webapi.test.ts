@@ -6,29 +6,13 @@
  * working when the server's clock passes its expiry.
  */
 import * as oauth from 'oauth4webapi'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import type { StartedServer } from '../../examples/server/server.js'
+import { describe, expect, test } from 'vitest'
+import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { formWith, PageAgent } from '../server/oauth-agent.js'
-import {
-  ALICE_PASSWORD,
-  BOB_PASSWORD,
-  CLI_REDIRECT,
-  CLI_SECRET,
-  startOAuthServers,
-  testClock,
-} from '../server/oauth-fixtures.js'
+import { ALICE_PASSWORD, BOB_PASSWORD, CLI_REDIRECT, CLI_SECRET } from '../server/oauth-fixtures.js'
+import { useOAuthServers } from '../server/oauth-harness.js'
 
-const clock = testClock()
-let servers: Record<Framework, StartedServer>
-
-beforeAll(async () => {
-  servers = await startOAuthServers(clock)
-})
-
-afterAll(async () => {
-  await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
-})
+const { clock, origin: originOf } = useOAuthServers()
 
 // The reference server runs on http://127.0.0.1 in tests; the library refuses plain HTTP unless told.
 const INSECURE = { [oauth.allowInsecureRequests]: true } as const
@@ -59,7 +43,7 @@ async function list(origin: string, path: string, accessToken: string): Promise<
 }
 
 describe.each(FRAMEWORKS)('oauth4webapi against the reference server on %s', (framework) => {
-  const origin = () => servers[framework].url
+  const origin = () => originOf(framework)
 
   test('discovery finds the three endpoints and S256', async () => {
     const as = await discover(origin())

@@ -4,9 +4,8 @@
  * sign-in form, the consent page, approve and deny, the consent form's protections, and the PKCE
  * outcomes of redeeming the code (design §7).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import type { StartedServer } from '../../examples/server/server.js'
+import { describe, expect, test } from 'vitest'
+import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { formWith, PageAgent, parseForms } from './oauth-agent.js'
 import {
   ALICE_PASSWORD,
@@ -21,21 +20,11 @@ import {
   postForm,
   RFC_CHALLENGE,
   RFC_VERIFIER,
-  startOAuthServers,
-  testClock,
   WEB_REDIRECT,
 } from './oauth-fixtures.js'
+import { useOAuthServers } from './oauth-harness.js'
 
-const clock = testClock()
-let servers: Record<Framework, StartedServer>
-
-beforeAll(async () => {
-  servers = await startOAuthServers(clock)
-})
-
-afterAll(async () => {
-  await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
-})
+const { clock, origin: originOf } = useOAuthServers()
 
 const VALID = {
   response_type: 'code',
@@ -90,7 +79,7 @@ const REDIRECT_ERRORS: readonly [string, string, Params][] = [
 ]
 
 describe.each(FRAMEWORKS)('GET /oauth/authorize on %s', (framework) => {
-  const origin = () => servers[framework].url
+  const origin = () => originOf(framework)
 
   test.each(PAGE_ERRORS)('%s: a 400 page naming %s, before any sign-in', async (_title, code, params) => {
     const agent = new PageAgent(origin())

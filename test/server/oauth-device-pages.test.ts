@@ -4,33 +4,21 @@
  * wrong codes counted and locked, sign-in, the consent page naming the client and the code, the
  * done page; CSRF on every form, `Cache-Control: no-store` on every page.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import type { StartedServer } from '../../examples/server/server.js'
-import { formWith, PageAgent, type PageResponse } from './oauth-agent.js'
+import { describe, expect, test } from 'vitest'
+import { FRAMEWORKS } from '../../examples/server/flags.js'
+import { formWith, PageAgent, type PageResponse, signInThrough } from './oauth-agent.js'
 import {
   ALICE_PASSWORD,
   BOB_PASSWORD,
   basic,
   CLI_SECRET,
+  DEVICE_GRANT,
   pkcePair,
   postForm,
-  startOAuthServers,
-  testClock,
 } from './oauth-fixtures.js'
+import { useOAuthServers } from './oauth-harness.js'
 
-const clock = testClock()
-let servers: Record<Framework, StartedServer>
-
-beforeAll(async () => {
-  servers = await startOAuthServers(clock)
-})
-
-afterAll(async () => {
-  await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
-})
-
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+const { clock, origin: originOf } = useOAuthServers()
 
 // A user code with one letter changed to another of the alphabet: a wrong but well-formed code.
 function wrongCode(code: string): string {
@@ -40,7 +28,7 @@ function wrongCode(code: string): string {
 }
 
 describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
-  const origin = () => servers[framework].url
+  const origin = () => originOf(framework)
 
   async function startGrant(fields: Record<string, string> = {}, headers: Record<string, string> = {}) {
     const { verifier, challenge } = pkcePair()
@@ -106,10 +94,7 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     const typed = userCode.toLowerCase().replace('-', ' ')
     const signIn = await agent.submit(formWith(entry.body, 'user_code'), { user_code: ` ${typed} ` })
     expectPage(signIn)
-    const consent = await agent.submit(formWith(signIn.body, 'password'), {
-      handle: 'alice',
-      password: ALICE_PASSWORD,
-    })
+    const consent = await signInThrough(agent, signIn, 'alice', ALICE_PASSWORD)
     expectPage(consent)
     expect(consent.body).toContain('Application: <strong>cli</strong> (a client registered with this server)')
     expect(consent.body).toContain(`<code>${userCode}</code>`)
@@ -129,7 +114,7 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     const { verifier, deviceCode, userCode } = await startGrant()
     const agent = new PageAgent(origin())
     const signIn = await agent.get('/signin')
-    await agent.submit(formWith(signIn.body, 'password'), { handle: 'bob', password: BOB_PASSWORD })
+    await signInThrough(agent, signIn, 'bob', BOB_PASSWORD)
     const entry = await agent.get('/device')
     const consent = await agent.submit(formWith(entry.body, 'user_code'), { user_code: userCode })
     expectPage(consent)
@@ -184,7 +169,7 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     const { userCode } = await startGrant()
     const agent = new PageAgent(origin())
     const signIn = await agent.get('/signin')
-    await agent.submit(formWith(signIn.body, 'password'), { handle: 'alice', password: ALICE_PASSWORD })
+    await signInThrough(agent, signIn, 'alice', ALICE_PASSWORD)
     const entry = await agent.get('/device')
     const consent = await agent.submit(formWith(entry.body, 'user_code'), { user_code: userCode })
     await agent.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
@@ -208,7 +193,7 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     const { userCode } = await startGrant()
     const agent = new PageAgent(origin())
     const signIn = await agent.get('/signin')
-    await agent.submit(formWith(signIn.body, 'password'), { handle: 'alice', password: ALICE_PASSWORD })
+    await signInThrough(agent, signIn, 'alice', ALICE_PASSWORD)
     const first = await agent.submit(formWith((await agent.get('/device')).body, 'user_code'), {
       user_code: userCode,
     })
@@ -228,11 +213,11 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     const signIn = await agent.submit(formWith(entry.body, 'user_code'), { user_code: userCode })
     const next = formWith(signIn.body, 'password').controls.find((control) => control.name === 'next')!.value
     expect(next).toMatch(/^\/device\?consent=[A-Za-z0-9_-]{43}$/)
-    await agent.submit(formWith(signIn.body, 'password'), { handle: 'alice', password: ALICE_PASSWORD })
+    await signInThrough(agent, signIn, 'alice', ALICE_PASSWORD)
     // Someone else who learns the address gets nothing from it.
     const other = new PageAgent(origin())
     const otherSignIn = await other.get('/signin')
-    await other.submit(formWith(otherSignIn.body, 'password'), { handle: 'bob', password: BOB_PASSWORD })
+    await signInThrough(other, otherSignIn, 'bob', BOB_PASSWORD)
     const page = await other.get(next)
     expectPage(page, 400)
     expect(page.body).not.toContain('name="decision"')

@@ -1,11 +1,9 @@
 /**
  * The OAuth tests' world: a seed with users, data and three registered clients, a movable clock,
- * and one reference server per framework built on it.
+ * and the requests a client makes (the servers built on them: oauth-harness.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { loadSeed, type Seed } from '../../examples/server/seed.js'
-import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { formWith, type PageAgent, signInThrough } from './oauth-agent.js'
 
 /** RFC 7636 Appendix B. */
@@ -17,6 +15,9 @@ export const CLI_REDIRECT = 'http://127.0.0.1:8765/cb'
 export const WEB_REDIRECT = 'https://web.example/cb?tenant=7'
 export const ALICE_PASSWORD = 'alice-test-password'
 export const BOB_PASSWORD = 'bob-test-password'
+
+/** The device flow's `grant_type` (RFC 8628 §3.4). */
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 /** The seed file of the OAuth tests. */
 export const OAUTH_SEED = {
@@ -72,20 +73,6 @@ let loaded: Promise<Seed> | undefined
 export function oauthSeed(): Promise<Seed> {
   loaded ??= loadSeed(OAUTH_SEED)
   return loaded
-}
-
-/** One server per framework on one clock. */
-export async function startOAuthServers(clock: TestClock): Promise<Record<Framework, StartedServer>> {
-  const seed = await oauthSeed()
-  const servers = await Promise.all(
-    FRAMEWORKS.map((framework) =>
-      startServer({ seed, framework, host: '127.0.0.1', port: 0, now: clock.read }),
-    ),
-  )
-  return Object.fromEntries(servers.map((server) => [server.framework, server])) as Record<
-    Framework,
-    StartedServer
-  >
 }
 
 /** A fresh PKCE pair. */

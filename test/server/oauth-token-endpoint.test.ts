@@ -6,7 +6,7 @@
  */
 import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
+import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { formWith, PageAgent } from './oauth-agent.js'
 import {
@@ -17,26 +17,15 @@ import {
   CLI_REDIRECT,
   CLI_SECRET,
   callApi,
+  DEVICE_GRANT,
   oauthSeed,
   pkcePair,
   postForm,
   postJson,
-  startOAuthServers,
-  testClock,
 } from './oauth-fixtures.js'
+import { useOAuthServers } from './oauth-harness.js'
 
-const clock = testClock()
-let servers: Record<Framework, StartedServer>
-
-beforeAll(async () => {
-  servers = await startOAuthServers(clock)
-})
-
-afterAll(async () => {
-  await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
-})
-
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+const { clock, origin: originOf } = useOAuthServers()
 
 /** Sends one raw request, so that a header can repeat. */
 function rawPost(
@@ -70,7 +59,7 @@ function rawPost(
 }
 
 describe.each(FRAMEWORKS)('the OAuth JSON endpoints on %s', (framework) => {
-  const origin = () => servers[framework].url
+  const origin = () => originOf(framework)
   const tokenUrl = () => `${origin()}/oauth/token`
   const deviceUrl = () => `${origin()}/oauth/device_authorization`
 

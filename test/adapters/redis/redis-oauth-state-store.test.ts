@@ -147,23 +147,24 @@ describe('single use across instances', () => {
   })
 })
 
-describe('Redis expiry follows retainUntil', () => {
-  function code(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
-    return {
-      hash: randomHash(),
-      version: 0,
-      userId: 'alice',
-      redirectUri: 'http://127.0.0.1:8765/cb',
-      codeChallenge: RFC_CHALLENGE,
-      scopes: ['public'],
-      createdAt: NOW,
-      expiresAt: NOW + 60_000,
-      retainUntil: NOW + 60_000,
-      issuedTokenIds: [],
-      ...overrides,
-    }
+// A stored authorization code of alice, live for a minute from NOW.
+function code(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
+  return {
+    hash: randomHash(),
+    version: 0,
+    userId: 'alice',
+    redirectUri: 'http://127.0.0.1:8765/cb',
+    codeChallenge: RFC_CHALLENGE,
+    scopes: ['public'],
+    createdAt: NOW,
+    expiresAt: NOW + 60_000,
+    retainUntil: NOW + 60_000,
+    issuedTokenIds: [],
+    ...overrides,
   }
+}
 
+describe('Redis expiry follows retainUntil', () => {
   test('a code expires with its retention (plus a minute of grace), moved by a replacement', async () => {
     const { state } = await instance()
     const record = code()
@@ -247,20 +248,7 @@ describe('fail closed', () => {
     const { state } = await instance()
     const hash = randomHash()
     await admin.hset(`dap:oauth:code:${hash}`, 'v', 'zero', 'r', String(NOW), 'd', '{}')
-    expect(
-      await state.replaceAuthorizationCode({
-        hash,
-        version: 1,
-        userId: 'alice',
-        redirectUri: 'http://127.0.0.1:8765/cb',
-        codeChallenge: RFC_CHALLENGE,
-        scopes: ['public'],
-        createdAt: NOW,
-        expiresAt: NOW + 60_000,
-        retainUntil: NOW + 60_000,
-        issuedTokenIds: [],
-      }),
-    ).toBe(false)
+    expect(await state.replaceAuthorizationCode(code({ hash, version: 1 }))).toBe(false)
     expect(await admin.hget(`dap:oauth:code:${hash}`, 'd')).toBe('{}')
   })
 
