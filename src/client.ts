@@ -155,6 +155,14 @@ export function createClient(options: ClientOptions): DataAccessClient {
 
   async function request(path: string, init: { method?: string; body?: unknown } = {}): Promise<unknown> {
     const url = new URL(path.replace(/^\/+/, ''), base)
+    // The bearer token goes to the configured service only: never to an absolute URL given as a
+    // path, nor outside /api/v1 through `..` segments.
+    if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
+      throw new DataAccessPolicyError(
+        'ERR_INVALID_ARGUMENT',
+        `path: ${JSON.stringify(path)} is not a path under ${base.pathname} of the configured service`,
+      )
+    }
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' }
     if (init.body !== undefined) headers['content-type'] = 'application/json'
     const response = await send(url, {

@@ -97,4 +97,13 @@ describe('createClient', () => {
     expect(error).toMatchObject({ status, reason, code: 'ERR_CLIENT' })
     expect(String((error as Error).message)).not.toContain(TOKEN)
   })
+
+  test.each(['https://evil.example/x', 'http://127.0.0.1:1/api/v1/x', '../../etc', '../x'])(
+    'never sends the token outside the service: %s',
+    async (path) => {
+      const client = createClient({ baseUrl: origin, token: TOKEN })
+      await expect(client.request(path)).rejects.toThrow(/is not a path under \/api\/v1\//)
+      expect(seen).toHaveLength(0)
+    },
+  )
 })

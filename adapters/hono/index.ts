@@ -102,6 +102,17 @@ function headerOf(
   return Array.isArray(value) ? value.join(', ') : value
 }
 
+// The protocol of the connection itself. On Node it is the socket's: the URL @hono/node-server
+// builds copies an absolute-form request target (`GET https://host/… HTTP/1.1`) as sent, so a
+// plain-HTTP client could otherwise claim https. Other runtimes build the URL from the connection.
+function directProtocolOf(c: Context): 'https' | 'http' {
+  const incoming = nodeBindings(c)?.incoming as
+    | { readonly socket?: { readonly encrypted?: unknown } }
+    | undefined
+  if (incoming !== undefined) return incoming.socket?.encrypted === true ? 'https' : 'http'
+  return c.req.url.startsWith('https:') ? 'https' : 'http'
+}
+
 function authorizationValues(c: Context): readonly string[] {
   const incoming = nodeBindings(c)?.incoming
   // On Node the raw request still tells repeated headers apart; Fetch `Headers` join them with
@@ -149,7 +160,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
   function originOf(c: Context): ForwardedOrigin {
     return resolveForwarded(trust, {
       peerAddress: getConnInfo(c).remote.address,
-      directProtocol: c.req.url.startsWith('https:') ? 'https' : 'http',
+      directProtocol: directProtocolOf(c),
       forwardedFor: headerOf(c, 'x-forwarded-for'),
       forwardedProto: headerOf(c, 'x-forwarded-proto'),
     })

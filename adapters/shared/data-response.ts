@@ -56,10 +56,19 @@ export function encodeBody(body: string | Uint8Array): Uint8Array {
  * const allow = requireAllow(req.accessDecision, 'sendData')
  */
 export function requireAllow(allow: Allow | undefined, caller: string): Allow {
-  if (allow?.allowed === true) return allow
-  throw new InvalidArgumentError(
-    `${caller}: the route has no allow decision; guard it with an operation first`,
-  )
+  if (allow?.allowed !== true) {
+    throw new InvalidArgumentError(
+      `${caller}: the route has no allow decision; guard it with an operation first`,
+    )
+  }
+  // Export restrictions are only evaluated for data-content operations: rows sent under, say, a
+  // `dataset.overview` allow would never have met the dataset's allow-list or caps.
+  if (!allow.dataContent) {
+    throw new InvalidArgumentError(
+      `${caller}: the route's operation ${JSON.stringify(allow.operation)} carries no data content; guard it with table.read, query.run or export.create`,
+    )
+  }
+  return allow
 }
 
 /**
@@ -76,6 +85,11 @@ export function prepareData(
   data: DataResponse,
 ): PreparedData {
   const decision = requireAllow(allow, 'sendData')
+  if (!Number.isSafeInteger(data.records) || data.records < 0) {
+    throw new InvalidArgumentError(
+      `sendData: records must be the number of records in the body, a non-negative integer; got ${String(data.records)}`,
+    )
+  }
   const bytes = encodeBody(data.body)
   const verdict = policy.checkResponseSize(decision, { records: data.records, bytes: bytes.byteLength })
   if (!verdict.allowed) return { ok: false, decision: verdict }

@@ -151,3 +151,32 @@ describe('Hono adapter options and types', () => {
     expectTypeOf<AccessEnv['Variables']['accessDecision']>().toEqualTypeOf<Allow>()
   })
 })
+
+describe('Hono adapter: the protocol is the connection’s, not the request target’s', () => {
+  test('an absolute-form https:// target over plain HTTP is still plain HTTP', async () => {
+    const tokens = await storeWithToken()
+    const access = accessControl({
+      policy: createAccessPolicy({ tokens: tokens.store }),
+      getConnInfo,
+      trustProxy: '127.0.0.1',
+    })
+    const hono = new Hono<AccessEnv>()
+    hono.get('/open', access.require('dataset.overview', open), (c) => c.text('served'))
+    const server = serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' })
+    await listening(server as unknown as import('node:http').Server)
+    const port = ((server as unknown as import('node:http').Server).address() as AddressInfo).port
+    try {
+      // A remote client behind the trusted proxy, which forwards no X-Forwarded-Proto.
+      const headers = { authorization: `Bearer ${tokens.token}`, 'x-forwarded-for': '203.0.113.9' }
+      const absolute = await sendRaw(port, { path: `https://127.0.0.1:${port}/open`, headers })
+      const origin = await sendRaw(port, { path: '/open', headers })
+      expect(origin.status).toBe(403)
+      expect(absolute.status).toBe(403)
+      expect(JSON.parse(absolute.body)).toEqual({
+        error: { status: 403, message: 'Not authorized', code: 'https_required' },
+      })
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})

@@ -274,6 +274,23 @@ describe('prepareData and requireAllow', () => {
     expect(() => prepareData(policy, undefined, { body: 'x', records: 1 })).toThrow(InvalidArgumentError)
     expect(() => requireAllow({ allowed: false } as unknown as Allow, 'streamData')).toThrow(/^streamData: /)
   })
+
+  test('data sent under an allow for an operation without data content is a loud host error', () => {
+    const overview: Allow = { allowed: true, operation: 'dataset.overview', dataContent: false }
+    expect(() => prepareData(policy, overview, { body: 'x', records: 1 })).toThrow(
+      'sendData: the route\'s operation "dataset.overview" carries no data content',
+    )
+    expect(() => requireAllow(overview, 'streamData')).toThrow(/^streamData: /)
+  })
+
+  test.each([undefined, -1, 1.5, Number.NaN])(
+    'a declared record count of %s is a loud host error',
+    (records) => {
+      expect(() => prepareData(policy, capped, { body: 'x', records: records as number })).toThrow(
+        /^sendData: records must be the number of records in the body/,
+      )
+    },
+  )
 })
 
 describe('checkRouteAccess and requestFacts', () => {
