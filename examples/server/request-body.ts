@@ -1,9 +1,10 @@
 /**
- * Reading request bodies with a size cap, and the JSON bodies of the API. Every binding reads the
- * raw body the same way, so that a body is accepted or refused identically on all three.
+ * Reading request bodies with a size cap, the JSON bodies of the API, and whether a body carries an
+ * `access_token`. Every binding reads the raw body the same way, so that a body is accepted or
+ * refused identically on all three.
  */
-import { deny } from '../../src/index.js'
-import { denial, invalidParameter } from './http-result.js'
+import { isFormContentType } from './form-body.js'
+import { invalidParameter } from './http-result.js'
 import type { ApiRequest, RouteResult } from './route-set.js'
 
 /** The body is larger than the cap; the handler answers 413. */
@@ -51,27 +52,23 @@ export type JsonBody =
   | { readonly ok: true; readonly value: Readonly<Record<string, unknown>> | undefined }
   | { readonly ok: false; readonly result: RouteResult }
 
-const INVALID_REQUEST: JsonBody = { ok: false, result: denial(deny('invalid_request')) }
-
-function isFormEncoded(contentType: string | undefined): boolean {
-  return contentType?.split(';', 1)[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded'
+function decodeUtf8(body: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(body)
+  } catch {
+    return undefined
+  }
 }
 
 /**
  * Parses a body as a JSON object, whatever its `Content-Type`. An empty body is absent; a body
- * that is not a JSON object is 400 with `detail`. A body carrying `access_token` — a JSON field, or
- * a form field of a form-encoded body — is the policy's 400 `invalid_request` (RFC 6750 §2: a token
- * sent twice is ambiguous, and a body token is never accepted).
+ * that is not a JSON object is 400 with `detail`. (An `access_token` in the body never gets here on
+ * an API route: the route runner refuses it first, run-route.ts.)
  */
-export function parseJsonObject(body: Buffer, detail: string, contentType?: string): JsonBody {
+export function parseJsonObject(body: Buffer, detail: string): JsonBody {
   if (body.byteLength === 0) return { ok: true, value: undefined }
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body)
-  } catch {
-    return { ok: false, result: invalidParameter(detail) }
-  }
-  if (isFormEncoded(contentType) && new URLSearchParams(text).has('access_token')) return INVALID_REQUEST
+  const text = decodeUtf8(body)
+  if (text === undefined) return { ok: false, result: invalidParameter(detail) }
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -81,13 +78,60 @@ export function parseJsonObject(body: Buffer, detail: string, contentType?: stri
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, result: invalidParameter(detail) }
   }
-  if (Object.hasOwn(value, 'access_token')) return INVALID_REQUEST
   return { ok: true, value: value as Record<string, unknown> }
 }
 
 /** Reads a request's body and parses it with {@link parseJsonObject}. */
 export async function readJsonObject(request: ApiRequest, detail: string): Promise<JsonBody> {
-  return parseJsonObject(await request.body(), detail, request.contentType)
+  return parseJsonObject(await request.body(), detail)
+}
+
+/** Whether a `Content-Type` names JSON: `application/json` or `application/…+json`, parameters ignored. */
+export function isJsonContentType(contentType: string | undefined): boolean {
+  const type = contentType?.split(';', 1)[0]?.trim().toLowerCase()
+  return type !== undefined && /^application\/(?:[!#$&^_.+\-0-9a-z]+\+)?json$/.test(type)
+}
+
+/**
+ * Whether a body carries an `access_token` parameter (RFC 6750 §2.2): a form-encoded body with
+ * that field (however its name is percent-encoded), or a JSON body that is an object with that
+ * key. Only these two content types carry parameters; a body of another type, or one that does not
+ * parse as its type says, carries none.
+ *
+ * @example
+ * bodyHasAccessToken(Buffer.from('a=1&access_token=x'), 'application/x-www-form-urlencoded') // true
+ * bodyHasAccessToken(Buffer.from('{"access_token":"x"}'), 'text/plain')                      // false
+ */
+export function bodyHasAccessToken(body: Buffer, contentType: string | undefined): boolean {
+  const form = isFormContentType(contentType)
+  if (!form && !isJsonContentType(contentType)) return false
+  const text = body.byteLength === 0 ? undefined : decodeUtf8(body)
+  if (text === undefined) return false
+  if (form) return new URLSearchParams(text).has('access_token')
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return false
+  }
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.hasOwn(value, 'access_token')
+  )
+}
+
+/**
+ * Reads a request's body, when its type can carry parameters, and tells whether it carries an
+ * `access_token` ({@link bodyHasAccessToken}). A body of another type is not read.
+ *
+ * @throws {BodyTooLargeError} past the cap.
+ */
+export async function requestBodyHasAccessToken(request: ApiRequest): Promise<boolean> {
+  const { contentType } = request
+  if (!isFormContentType(contentType) && !isJsonContentType(contentType)) return false
+  return bodyHasAccessToken(await request.body(), contentType)
 }
 
 /** The first key of `body` that is not one of `allowed`, if any. */

@@ -4,6 +4,9 @@
  * checked once the shapes are right. A bad seed is reported as ONE line naming the field and
  * quoting the bad value, e.g.
  * `datasets[1].exportRestrictions.allowedIps[0]: "10.1.2.77/24" has host bits set; did you mean 10.1.2.0/24?`.
+ * Secrets are never quoted: a line about a token value, a password or a client secret names the
+ * field and says what is wrong; for a token value it shows at most the hint the token list shows
+ * (`dap_…VPIp`: the prefix, "…" and the last four characters).
  */
 import { z } from 'zod'
 import {
@@ -182,7 +185,7 @@ const tokenSchema = z.strictObject({
   }),
   scopes: z.array(z.string()),
   value: z.string().refine((value) => describeBadTokenValue(value) === undefined, {
-    error: (issue) => `${quote(issue.input)} ${describeBadTokenValue(issue.input as string)}`,
+    error: (issue) => describeBadTokenValue(issue.input as string),
   }),
   expiresAt: z.iso
     .datetime({
@@ -239,8 +242,43 @@ function describeBadTokenName(value: string): string | undefined {
   return undefined
 }
 
-// Says precisely what is wrong, so that a value mangled while copying is easy to spot.
+// Shorter than this, the last four characters would be a large share of what was typed.
+const MIN_HINTED_LENGTH = 20
+
+/**
+ * What an error line may show of a token value: its hint as the token list shows it (`dap_…VPIp`,
+ * the prefix, "…" and the last four characters), or nothing when the value does not start with a
+ * token prefix, is too short for four characters to be a small part of it, or does not end in four
+ * base62 characters. Never more of the value: it is a secret, even when it is malformed (a value
+ * with a stray space is a working token once trimmed).
+ *
+ * @example
+ * tokenValueHint('dap_9dzMtUcaWCDPen7A6qZ22SWPZrBH2Tke23VPIp') // 'dap_…VPIp'
+ * tokenValueHint('hunter2')                                    // undefined
+ */
+export function tokenValueHint(value: string): string | undefined {
+  const prefix = value.slice(0, 4)
+  if (prefix !== 'dap_' && prefix !== 'dao_') return undefined
+  const last = value.slice(-4)
+  if (value.length < MIN_HINTED_LENGTH || !/^[0-9A-Za-z]{4}$/.test(last)) return undefined
+  return `${prefix}…${last}`
+}
+
+// Says precisely what is wrong, so that a value mangled while copying is easy to spot — and never
+// what the value is (at most its hint).
 function describeBadTokenValue(value: string): string | undefined {
+  const problem = tokenValueProblem(value)
+  if (problem === undefined) return undefined
+  const hint = tokenValueHint(value.trim())
+  return hint === undefined ? problem : `${hint} ${problem}`
+}
+
+function tokenValueProblem(value: string): string | undefined {
+  const trimmed = value.trim()
+  if (trimmed !== value) {
+    const where = trimmed === '' ? 'is only' : value.startsWith(trimmed) ? 'ends with' : 'starts with'
+    return `is not an API token value: it ${where} white space`
+  }
   if (!value.startsWith('dap_')) {
     return value.startsWith('dao_')
       ? 'is an OAuth token value; seed tokens are API tokens (dap_…)'
@@ -464,11 +502,25 @@ const ARTICLES: Readonly<Record<string, string>> = {
   record: 'an object',
 }
 
-// zod's own messages do not show the value; these do, and say what was expected instead.
+// Where a seed holds secrets: a message about these fields never quotes what they hold.
+function isSecretField(path: ConfigPath): boolean {
+  const [section, , field] = path
+  return (
+    path.length === 3 &&
+    ((section === 'tokens' && field === 'value') ||
+      (section === 'users' && field === 'password') ||
+      (section === 'clients' && field === 'secret'))
+  )
+}
+
+// zod's own messages do not show the value; these do (unless it is a secret), and say what was
+// expected instead.
 function describeIssue(issue: z.core.$ZodIssue, path: ConfigPath, root: unknown): string {
   const value = valueAt(root, path)
   if (value === MISSING || value === undefined) return 'is required'
-  if (issue.code === 'invalid_type')
-    return `${quote(value)} is not ${ARTICLES[issue.expected] ?? issue.expected}`
+  if (issue.code === 'invalid_type') {
+    const expected = ARTICLES[issue.expected] ?? issue.expected
+    return isSecretField(path) ? `is not ${expected}` : `${quote(value)} is not ${expected}`
+  }
   return issue.message
 }

@@ -489,7 +489,88 @@ const bearerCases: Case[] = [
     body: 'table=t&access_token=abc',
     expect: MISSING_TOKEN,
   },
+  ...bodyTokenCases(),
 ]
+
+// Design §4: a token in the header and an `access_token` in a form or JSON body is 400 on EVERY API
+// route, whether or not its handler reads the body (the versions, runs and plain GET routes do
+// not). Each caller is one the route admits, so the body parameter is the only thing wrong; a
+// version or a run that were wrongly served would also shift the numbers later rows expect.
+function bodyTokenCases(): Case[] {
+  const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+  const routes: readonly (readonly [string, string, string, TokenName])[] = [
+    ['listing of an organization', 'GET', '/api/v1/organizations/lab/datasets', 'data'],
+    ['listing of a user', 'GET', '/api/v1/users/owner/datasets', 'data'],
+    ['overview', 'GET', open, 'public'],
+    ['update', 'PATCH', '/api/v1/datasets/lab/m-none-edit', 'edit'],
+    ['metadata', 'GET', `${open}/metadata`, 'public'],
+    ['rows', 'GET', `${open}/tables/t/rows`, 'public'],
+    ['export', 'POST', `${open}/exports`, 'public'],
+    ['version release', 'POST', '/api/v1/datasets/lab/m-none-edit/versions', 'edit'],
+    ['workflow read', 'GET', '/api/v1/workflows/lab/wf-public', 'public'],
+    ['workflow run', 'POST', '/api/v1/workflows/lab/wf-write/runs', 'wfwrite'],
+    ['organization read', 'GET', '/api/v1/organizations/lab', 'admin-read'],
+    ['member status', 'PATCH', '/api/v1/organizations/lab/members/member', 'admin-write'],
+  ]
+  const perRoute = routes.flatMap(([route, method, path, token]): Case[] => [
+    {
+      name: `body access_token: ${route}, ${method} with a form body`,
+      method,
+      path,
+      token,
+      headers: FORM,
+      body: 'access_token=abc',
+      expect: INVALID_REQUEST,
+    },
+    {
+      name: `body access_token: ${route}, ${method} with a JSON body`,
+      method,
+      path,
+      token,
+      headers: JSON_BODY,
+      body: '{"access_token":"abc"}',
+      expect: INVALID_REQUEST,
+    },
+  ])
+  const overview = (name: string, headers: Record<string, string>, body: string, expect: Expected): Case => ({
+    name: `body access_token: overview, ${name}`,
+    path: open,
+    token: 'public',
+    headers,
+    body,
+    expect,
+  })
+  return [
+    ...perRoute,
+    overview(
+      'a JSON type with parameters',
+      { 'content-type': 'Application/JSON; charset=utf-8' },
+      '{"access_token":1}',
+      INVALID_REQUEST,
+    ),
+    overview(
+      'a +json type',
+      { 'content-type': 'application/merge-patch+json' },
+      '{"access_token":"abc"}',
+      INVALID_REQUEST,
+    ),
+    overview('a percent-encoded form field name', FORM, 'x=1&access%5Ftoken=abc', INVALID_REQUEST),
+    overview('an empty form field', FORM, 'access_token=', INVALID_REQUEST),
+    // Only form and JSON bodies carry parameters; a body that does not parse as its type says
+    // carries none, and neither does a key below the top level.
+    overview(
+      'the JSON of a text/plain body',
+      { 'content-type': 'text/plain' },
+      '{"access_token":"abc"}',
+      OPEN,
+    ),
+    overview('a body without a content type', {}, 'access_token=abc', OPEN),
+    overview('a JSON body that does not parse', JSON_BODY, '{"access_token":', OPEN),
+    overview('a JSON array', JSON_BODY, '[{"access_token":"abc"}]', OPEN),
+    overview('a nested JSON key', JSON_BODY, '{"x":{"access_token":"abc"}}', OPEN),
+    overview('a form field of another name', FORM, 'access_tokens=abc&xaccess_token=abc', OPEN),
+  ]
+}
 
 // ---- other routes: workflows, organizations, edits -----------------------------------------------
 

@@ -130,6 +130,10 @@ describe('npm start (child processes)', () => {
     [['--port', 'abc'], '--port: "abc" is not a port number from 0 to 65535'],
     [['--framework', 'koa'], '--framework: "koa" is not one of express, fastify, hono'],
     [
+      ['--trust-proxy', '0.0.0.0/0,::/0'],
+      '--trust-proxy: "0.0.0.0/0" has a prefix of length 0: like "true", it would let any client forge its address; name the proxies: loopback, or addresses/CIDRs separated by commas',
+    ],
+    [
       [
         '--seed',
         seedFile('host-bits.json', {

@@ -19,6 +19,9 @@ function errorOf(run: () => unknown): string {
   throw new Error('expected a ConfigError')
 }
 
+const PREFIX_ZERO =
+  'has a prefix of length 0: like "true", it would let any client forge its address; name the proxies: loopback, or addresses/CIDRs separated by commas'
+
 describe('command line', () => {
   test('defaults: fastify on 127.0.0.1:3000, no trusted proxy, memory store, demo seed', () => {
     expect(flagsOf([])).toEqual({
@@ -79,6 +82,11 @@ describe('command line', () => {
       '--trust-proxy: "10.1.2.77/24" has host bits set; did you mean 10.1.2.0/24?',
     ],
     [['--trust-proxy', 'loopback,'], '--trust-proxy: "loopback," has an empty entry'],
+    // A prefix of length 0 is "true" spelt as a CIDR: every IPv4 (or IPv6) peer could forge its address.
+    [['--trust-proxy', '0.0.0.0/0,::/0'], `--trust-proxy: "0.0.0.0/0" ${PREFIX_ZERO}`],
+    [['--trust-proxy', 'loopback,::/0'], `--trust-proxy: "::/0" ${PREFIX_ZERO}`],
+    // The IPv4-mapped spelling of 0.0.0.0/0, which proxy-addr would accept and trust every IPv4 peer.
+    [['--trust-proxy', '::ffff:0.0.0.0/96'], `--trust-proxy: "::ffff:0.0.0.0/96" ${PREFIX_ZERO}`],
     [['--store', 'postgres://db'], '--store: "postgres://db" is not memory or a redis://HOST:PORT URL'],
     [['--store', 'redis://cache'], '--store: "redis://cache" is not memory or a redis://HOST:PORT URL'],
     [

@@ -27,6 +27,8 @@ const REVOKED = Array.from({ length: 2 }, () => generateTokenValue('api'))
 const LOAD = { revoked: generateTokenValue('api'), rescoped: generateTokenValue('api') }
 const PAGES = generateTokenValue('api')
 const KILLED = generateTokenValue('api')
+// Changed in a later seed that a third instance starts with (design §9: the seed joins the store).
+const RESEED = { revoked: generateTokenValue('api'), rescoped: generateTokenValue('api') }
 const SEED = {
   users: [{ handle: 'alice', password: PASSWORD }],
   organizations: [],
@@ -34,12 +36,14 @@ const SEED = {
   datasets: [{ owner: 'alice', name: 'notes', publicLevel: 'none' }],
   clients: [{ id: 'cli', redirectUris: ['http://127.0.0.1:8765/cb'] }],
   tokens: [
-    ...[...VALID, LOAD.revoked, LOAD.rescoped, PAGES, KILLED].map((value, i) => ({
-      user: 'alice',
-      name: `token ${i}`,
-      scopes: ['data.overview'],
-      value,
-    })),
+    ...[...VALID, LOAD.revoked, LOAD.rescoped, PAGES, KILLED, RESEED.revoked, RESEED.rescoped].map(
+      (value, i) => ({
+        user: 'alice',
+        name: `token ${i}`,
+        scopes: ['data.overview'],
+        value,
+      }),
+    ),
     ...REVOKED.map((value, i) => ({
       user: 'alice',
       name: `old ${i}`,
@@ -55,6 +59,8 @@ interface Instance {
   readonly url: string
   readonly port: number
   readonly child: ChildProcess
+  /** Everything it printed so far, stdout and stderr. */
+  readonly output: () => string
 }
 
 const children = new Set<ChildProcess>()
@@ -74,7 +80,7 @@ function startInstance(args: readonly string[]): Promise<Instance> {
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk
       const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)
-      if (match !== null) resolve({ url: match[1]!, port: Number(match[2]), child })
+      if (match !== null) resolve({ url: match[1]!, port: Number(match[2]), child, output: () => output })
     })
     child.stderr.on('data', (chunk: Buffer) => (output += chunk))
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)))
@@ -220,6 +226,57 @@ describe('two reference servers on one Redis', () => {
     expect(elapsed).toBeLessThan(SECOND)
     expect(await status(a, PAGES)).toBe(401)
   })
+
+  test('a third instance with a seed that revokes a stored token revokes it on all; changed scopes only warn', async () => {
+    for (const instance of [a, b]) {
+      expect(await status(instance, RESEED.revoked)).toBe(200)
+      expect(await status(instance, RESEED.rescoped)).toBe(200)
+    }
+    const edited = {
+      ...SEED,
+      tokens: SEED.tokens.map((token) => {
+        if (token.value === RESEED.revoked) return { ...token, revoked: true }
+        // Without data.overview this token would get 404; the stored scopes stand, so it does not.
+        if (token.value === RESEED.rescoped) return { ...token, scopes: ['wokflow.read'] }
+        return token
+      }),
+    }
+    const file = join(directory, 'edited-seed.json')
+    writeFileSync(file, JSON.stringify(edited))
+    const c = await startInstance([
+      '--seed',
+      file,
+      '--store',
+      redis.url,
+      '--port',
+      '0',
+      '--framework',
+      'express',
+    ])
+    try {
+      expect((await recordOf(RESEED.revoked)).revokedAt).toBeDefined()
+      // The instances that were running see the revocation within a second, like any other.
+      await Promise.all([
+        until(a, RESEED.revoked, 401, 2 * SECOND),
+        until(b, RESEED.revoked, 401, 2 * SECOND),
+      ])
+      expect(await status(c, RESEED.revoked)).toBe(401)
+      for (const instance of [a, b, c]) expect(await status(instance, RESEED.rescoped)).toBe(200)
+      expect((await recordOf(RESEED.rescoped)).scopes).toEqual(['public', 'data.overview'])
+      const warnings = c
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('warning: '))
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^warning: seed tokens\[\d+\] \("token \d+" of alice, dap_…[0-9A-Za-z]{4}\) differs from the stored token, which stands: scopes "public data\.overview" \(seed: "public wokflow\.read"\)$/,
+        ),
+      ])
+      for (const value of Object.values(RESEED)) expect(c.output()).not.toContain(value.slice(4, -4))
+    } finally {
+      await stopInstance(c.child)
+    }
+  }, 20_000)
 
   test('under sustained load on both, with changes made mid-run, no decision is wrong', async () => {
     const total = 2000

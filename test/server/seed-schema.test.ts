@@ -1,3 +1,4 @@
+import { inspect } from 'node:util'
 import { describe, expect, test } from 'vitest'
 import { loadSeed } from '../../examples/server/seed.js'
 import { parseSeed } from '../../examples/server/seed-schema.js'
@@ -7,6 +8,8 @@ const ALICE = 'dap_9dzMtUcaWCDPen7A6qZ22SWPZrBH2Tke23VPIp'
 const BOB = 'dap_nylvAnFwueaXrE1htKmge6DBocagMgau1JMrMh'
 // ALICE with its last checksum character changed.
 const BAD_CHECKSUM = 'dap_9dzMtUcaWCDPen7A6qZ22SWPZrBH2Tke23VPIq'
+// A well-formed OAuth token value (an OAuth token cannot be seeded).
+const OAUTH = 'dao_BhO0muwq1IP9jMsxzGPVNmUvBxwTJWYg3jQ8lr'
 
 type Json = ReturnType<typeof JSON.parse>
 
@@ -174,20 +177,62 @@ const BAD_SEEDS: readonly (readonly [string, Json, string])[] = [
     seedWith((s) => (s.tokens[0].scopes = ['Data.Data'])),
     'tokens[0].scopes[0]: unknown scope "Data.Data"; scope names are case-sensitive: "data.data"',
   ],
+  // A token value is a secret, even a malformed one: the line names the field, says what is wrong,
+  // and shows at most the hint of the token list (prefix, "…", last four characters).
   [
     'a token value with a bad checksum',
     seedWith((s) => (s.tokens[0].value = BAD_CHECKSUM)),
-    `tokens[0].value: "${BAD_CHECKSUM}" is not an API token value: its checksum does not match`,
+    'tokens[0].value: dap_…VPIq is not an API token value: its checksum does not match',
   ],
   [
     'a token value of the wrong length',
     seedWith((s) => (s.tokens[0].value = 'dap_abc')),
-    'tokens[0].value: "dap_abc" is not an API token value: it has 7 characters, not 42',
+    'tokens[0].value: is not an API token value: it has 7 characters, not 42',
+  ],
+  [
+    'a token value one character short',
+    seedWith((s) => (s.tokens[0].value = ALICE.slice(0, -1))),
+    'tokens[0].value: dap_…3VPI is not an API token value: it has 41 characters, not 42',
   ],
   [
     'a token value without the prefix',
     seedWith((s) => (s.tokens[0].value = 'ghp_abc')),
-    'tokens[0].value: "ghp_abc" is not an API token value: it must start with "dap_"',
+    'tokens[0].value: is not an API token value: it must start with "dap_"',
+  ],
+  [
+    'a token value with a leading space',
+    seedWith((s) => (s.tokens[0].value = ` ${ALICE}`)),
+    'tokens[0].value: dap_…VPIp is not an API token value: it starts with white space',
+  ],
+  [
+    'a token value with a trailing line break',
+    seedWith((s) => (s.tokens[0].value = `${ALICE}\n`)),
+    'tokens[0].value: dap_…VPIp is not an API token value: it ends with white space',
+  ],
+  [
+    'an OAuth token value',
+    seedWith((s) => (s.tokens[0].value = OAUTH)),
+    'tokens[0].value: dao_…Q8lr is an OAuth token value; seed tokens are API tokens (dap_…)',
+  ],
+  [
+    'a token value with a character outside base62',
+    seedWith((s) => (s.tokens[0].value = `${ALICE.slice(0, 20)}-${ALICE.slice(21)}`)),
+    'tokens[0].value: dap_…VPIp is not an API token value: only base62 characters may follow "dap_"',
+  ],
+  [
+    'a token value that is not a string',
+    seedWith((s) => (s.tokens[0].value = 12345)),
+    'tokens[0].value: is not a string',
+  ],
+  [
+    'a password that is not a string',
+    seedWith((s) => (s.users[1].password = 12345)),
+    'users[1].password: is not a string',
+  ],
+  [
+    'a client secret that is not a string',
+    seedWith((s) => (s.clients[0].secret = 12345)),
+    'clients[0].secret: is not a string',
   ],
   [
     'a token value used twice',
@@ -232,6 +277,55 @@ describe('seed validation', () => {
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).message).toBe(line)
     expect(line).not.toContain('\n')
+  })
+
+  // Every way a seed token value can be wrong: whatever the line says, and whatever the error
+  // carries along (its cause, as `console.error(error)` would print it), the value is not in it —
+  // not whole, not trimmed, not its random middle.
+  test.each([
+    ['a bad checksum', BAD_CHECKSUM],
+    ['a leading space', ` ${ALICE}`],
+    ['a trailing space', `${ALICE} `],
+    ['a leading tab and a trailing line break', `\t${ALICE}\r\n`],
+    ['an OAuth token value', OAUTH],
+    ['an OAuth token value with a leading space', ` ${OAUTH}`],
+    ['the prefix in capitals', `DAP_${ALICE.slice(4)}`],
+    ['no prefix', ALICE.slice(4)],
+    ['one character short', ALICE.slice(0, -1)],
+    ['one character more', `${ALICE}x`],
+    ['twice', `${ALICE}${ALICE}`],
+    ['a character outside base62', `${ALICE.slice(0, 20)}%${ALICE.slice(21)}`],
+    ['a quote inside', `${ALICE.slice(0, 20)}"${ALICE.slice(21)}`],
+    ['a long garbage value', `dap_${'x'.repeat(200)}`],
+    ['a password-like value', 'hunter2-correct-horse-battery'],
+  ])('no message about a bad token value contains the value (%s)', (_title, value) => {
+    let error: unknown
+    try {
+      parseSeed(seedWith((s) => (s.tokens[0].value = value)))
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    const message = (error as ConfigError).message
+    expect(message).toMatch(/^tokens\[0\]\.value: /)
+    expect(message).not.toContain('\n')
+    const secret = value.trim()
+    const middle = secret.slice(4, -4)
+    for (const text of [message, inspect(error, { depth: 20 })]) {
+      expect(text).not.toContain(secret)
+      expect(text).not.toContain(middle)
+      expect(text).not.toContain(JSON.stringify(secret).slice(1, -1))
+    }
+  })
+
+  test('the same value twice is named by where it was first used, never printed', () => {
+    let error: unknown
+    try {
+      parseSeed(seedWith((s) => (s.tokens[1].value = ALICE)))
+    } catch (caught) {
+      error = caught
+    }
+    expect(inspect(error, { depth: 20 })).not.toContain(ALICE.slice(4, -4))
   })
 
   test('accepts the format of design §9 and applies the defaults', () => {

@@ -12,7 +12,7 @@ import { type StartedServer, startServer } from '../../examples/server/server.js
 import { parseTrustProxy } from '../../examples/server/trust-proxy.js'
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../examples/server/web/sessions.js'
 import { WRONG_CREDENTIALS } from '../../examples/server/web/signin.js'
-import { cookieAttributes, csrfOf, formOf, signIn, WebClient } from './web-client.js'
+import { cookieAttributes, csrfOf, formOf, signIn, tokenValueOf, WebClient } from './web-client.js'
 
 const servers = {} as Record<Framework, StartedServer>
 // One clock for all three servers; tests only ever move it forward.
@@ -86,12 +86,19 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
     expect(list.body).toContain('Signed in as <strong>alice</strong>')
   })
 
+  // A remote client over plain http used to be served here (with Secure cookies it could not send
+  // back): it is now refused, see the next test. Through a trusted proxy that terminated TLS, a
+  // remote client is served, with Secure cookies, on sign-in and on the settings pages alike.
   test.each([
     ['over https (a trusted proxy says so)', { 'x-forwarded-proto': 'https' }],
-    ['from a remote client over http', { 'x-forwarded-for': '203.0.113.9' }],
-  ])('cookies are Secure %s', async (_name, headers) => {
+    [
+      'from a remote client over https (a trusted proxy says so)',
+      { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' },
+    ],
+  ])('cookies are Secure %s', async (label, headers) => {
     const browser = client()
     const form = await browser.get('/signin', { headers })
+    expect(form.status).toBe(200)
     expect(cookieAttributes(cookieLine(form.setCookies, 'dap_signin')).secure).toBe(true)
     const answer = await browser.post(
       '/signin',
@@ -104,7 +111,87 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       httponly: true,
       samesite: 'Lax',
     })
+    const list = await browser.get('/settings/tokens', { headers })
+    expect(list.status).toBe(200)
+    const created = await browser.post(
+      '/settings/tokens',
+      {
+        name: `created ${label}`,
+        scopes: ['data.overview'],
+        expiresAt: '',
+        csrf_token: csrfOf(list.body, '/settings/tokens'),
+      },
+      { headers },
+    )
+    expect(created.status).toBe(200)
+    expect(tokenValueOf(created.body)).toMatch(/^dap_/)
   })
+
+  test.each([
+    ['no X-Forwarded-Proto', { 'x-forwarded-for': '203.0.113.9' }],
+    ['X-Forwarded-Proto: http', { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'http' }],
+    ['an IPv6 client', { 'x-forwarded-for': '2001:db8::9', 'x-forwarded-proto': 'http' }],
+  ])(
+    'from a remote client over plain http (%s), every page is a 403 page and does nothing',
+    async (_name, remote) => {
+      const app = servers[framework].app
+      const browser = client()
+      // The sign-in form, fetched on loopback, then posted from afar with the right password.
+      const form = await browser.get('/signin')
+      const refusedSignIn = await browser.post(
+        '/signin',
+        { handle: 'alice', password: 'alice-demo-password', csrf_token: csrfOf(form.body) },
+        { headers: remote },
+      )
+      // Signed in on loopback, so that the remote requests carry a live session and genuine CSRF tokens.
+      expect((await signIn(browser, 'alice', 'alice-demo-password')).status).toBe(303)
+      const list = await browser.get('/settings/tokens')
+      expect(list.status).toBe(200)
+      const csrf = csrfOf(list.body, '/settings/tokens')
+      const token = (await app.tokens.listByOwner('alice')).find(
+        (each) => each.kind === 'api' && each.revokedAt === undefined,
+      )!
+      const before = JSON.stringify(await app.tokens.listByOwner('alice'))
+      const item = `/settings/tokens/${token.id}`
+      const answers = [
+        refusedSignIn,
+        await browser.get('/signin', { headers: remote }),
+        await browser.get('/settings/tokens', { headers: remote }),
+        await browser.post(
+          '/settings/tokens',
+          { name: 'made from afar', scopes: ['data.overview'], expiresAt: '', csrf_token: csrf },
+          { headers: remote },
+        ),
+        await browser.get(item, { headers: remote }),
+        await browser.post(
+          item,
+          { name: 'renamed from afar', scopes: ['data.overview'], csrf_token: csrf },
+          { headers: remote },
+        ),
+        await browser.get(`${item}/revoke`, { headers: remote }),
+        await browser.post(`${item}/revoke`, { confirm: 'yes', csrf_token: csrf }, { headers: remote }),
+        await browser.post('/signout', { csrf_token: csrfOf(list.body, '/signout') }, { headers: remote }),
+        // The OAuth pages follow the very same rule (one helper, web/https-only.ts).
+        await browser.get('/oauth/authorize?response_type=code&client_id=cli', { headers: remote }),
+        await browser.post('/oauth/consent', { csrf_token: csrf, decision: 'approve' }, { headers: remote }),
+        await browser.get('/device', { headers: remote }),
+        await browser.post('/device', { user_code: 'BCDF-GHJK', csrf_token: csrf }, { headers: remote }),
+      ]
+      for (const answer of answers) {
+        expect(answer.status).toBe(403)
+        expect(answer.headers['content-type']).toBe('text/html; charset=utf-8')
+        expect(answer.headers['cache-control']).toBe('no-store')
+        expect(answer.body).toContain('HTTPS required')
+        expect(answer.body).not.toContain('Signed in as')
+        expect(answer.setCookies).toEqual([])
+        expect(tokenValueOf(answer.body)).toBeUndefined()
+        expect(answer.body).not.toMatch(/dap_[0-9A-Za-z]{38}/)
+      }
+      // Nothing was created, renamed or revoked, and the session was not signed out.
+      expect(JSON.stringify(await app.tokens.listByOwner('alice'))).toBe(before)
+      expect((await browser.get('/settings/tokens')).status).toBe(200)
+    },
+  )
 
   test('a wrong password and an unknown handle get the same 401 page', async () => {
     for (const [handle, password] of [

@@ -30,10 +30,8 @@ import {
   DECISIONS,
   describeClient,
   deviceDonePage,
-  httpsRequiredPage,
 } from './oauth-pages.js'
 import type { PendingConsent } from './pending-consents.js'
-import { isTransportAcceptable } from './request-origin.js'
 
 function single(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name)
@@ -63,7 +61,6 @@ export function showConsent(context: OAuthContext, pending: PendingConsent, sess
  * { method: 'GET', path: '/oauth/authorize', handle: (request) => authorize(context, request) }
  */
 export async function authorize(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  if (!isTransportAcceptable(request)) return httpsRequiredPage()
   const { web } = context
   const session = web.currentSession(request)
   const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup)
@@ -110,7 +107,6 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
  * { method: 'POST', path: '/oauth/consent', handle: (request) => answerConsent(context, request) }
  */
 export async function answerConsent(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  if (!isTransportAcceptable(request)) return httpsRequiredPage()
   const form = await readForm(request)
   const check = context.web.checkCsrf(request, form)
   if (!check.ok) return check.result

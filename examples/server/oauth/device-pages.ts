@@ -17,8 +17,7 @@ import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'
 import { showConsent } from './authorization-pages.js'
 import type { OAuthContext } from './oauth-context.js'
-import { DEVICE_PATH, describeClient, devicePage, httpsRequiredPage } from './oauth-pages.js'
-import { isTransportAcceptable } from './request-origin.js'
+import { DEVICE_PATH, describeClient, devicePage } from './oauth-pages.js'
 
 /** Wrong user codes one client address may enter within the core's 15-minute window. */
 export const MAX_USER_CODE_FAILURES_PER_ADDRESS = 50
@@ -73,7 +72,6 @@ function entryPage(
  * { method: 'GET', path: '/device', handle: (request) => showDevicePage(context, request) }
  */
 export async function showDevicePage(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  if (!isTransportAcceptable(request)) return httpsRequiredPage()
   const session = context.web.currentSession(request)
   const consent = request.query.get('consent')
   if (consent !== null) {
@@ -101,7 +99,6 @@ export async function showDevicePage(context: OAuthContext, request: ApiRequest)
  * { method: 'POST', path: '/device', handle: (request) => enterUserCode(context, request) }
  */
 export async function enterUserCode(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  if (!isTransportAcceptable(request)) return httpsRequiredPage()
   const { web, state } = context
   const form = await readForm(request)
   const session = web.currentSession(request)

@@ -14,9 +14,10 @@ import {
 } from '../../../src/index.js'
 import { json } from '../http-result.js'
 import type { ApiRequest, ResponseHeaders, RouteResult } from '../route-set.js'
+import { isTransportAcceptable } from '../web/https-only.js'
 import { parseOAuthBody } from './oauth-body.js'
 import type { OAuthContext } from './oauth-context.js'
-import { isTransportAcceptable, requestOrigin } from './request-origin.js'
+import { requestOrigin } from './request-origin.js'
 
 /** Realm of the `WWW-Authenticate: Basic` challenge sent with `invalid_client`. */
 export const OAUTH_REALM = 'oauth'

@@ -191,12 +191,3 @@ export function consentGonePage(
 <p>Start again from the application or device.</p>`,
   })
 }
-
-/** The answer to a page request over plain HTTP from another machine. */
-export function httpsRequiredPage(): RouteResult {
-  return renderPage({
-    title: 'HTTPS required',
-    status: 403,
-    body: '<p>Sign-in and authorization pages are served over HTTPS only. Use the <code>https://</code> address of this server.</p>',
-  })
-}

@@ -12,9 +12,12 @@
  * | `GET /.well-known/oauth-authorization-server` | the endpoints, for discovery (RFC 8414) |
  *
  * Routes without `access`: the pages have their own sessions, the JSON endpoints their own client
- * authentication. docs/oauth.md describes the flows for users of the server.
+ * authentication. Over plain HTTP from another machine the pages are a 403 page and the two POST
+ * endpoints a 400 `invalid_request` (../web/https-only.ts). docs/oauth.md describes the flows for
+ * users of the server.
  */
 import type { Route, RouteSet } from '../route-set.js'
+import { httpsOnly } from '../web/https-only.js'
 import { answerConsent, authorize } from './authorization-pages.js'
 import { enterUserCode, showDevicePage } from './device-pages.js'
 import { deviceAuthorization, metadata, token } from './json-endpoints.js'
@@ -34,16 +37,19 @@ export interface OAuthRouteSet extends RouteSet {
  */
 export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
   const context = createOAuthContext(options)
-  const routes: Route[] = [
+  const pages: Route[] = [
     { method: 'GET', path: '/oauth/authorize', handle: (request) => authorize(context, request) },
     { method: 'POST', path: CONSENT_PATH, handle: (request) => answerConsent(context, request) },
+    { method: 'GET', path: DEVICE_PATH, handle: (request) => showDevicePage(context, request) },
+    { method: 'POST', path: DEVICE_PATH, handle: (request) => enterUserCode(context, request) },
+  ]
+  const routes: Route[] = [
+    ...pages.map(httpsOnly),
     {
       method: 'POST',
       path: '/oauth/device_authorization',
       handle: (request) => deviceAuthorization(context, request),
     },
-    { method: 'GET', path: DEVICE_PATH, handle: (request) => showDevicePage(context, request) },
-    { method: 'POST', path: DEVICE_PATH, handle: (request) => enterUserCode(context, request) },
     { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request) },
     { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: metadata },
   ]

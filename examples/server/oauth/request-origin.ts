@@ -1,20 +1,13 @@
 /**
- * Where the OAuth endpoints live (`auth_url` is the server's own origin) and whether a request may
- * use them: like the API (design §4), plain HTTP only from loopback — codes, secrets and tokens
- * never cross a network in the clear (RFC 6749 §3.1, §3.2).
+ * Where the OAuth endpoints live: `auth_url` is the server's own origin. Whether a request may use
+ * them at all (HTTPS, or loopback) is the pages' one transport rule, ../web/https-only.ts.
  */
-import { isLoopbackAddress } from '../../../src/transport.js'
 import type { ApiRequest } from '../route-set.js'
 
 // RFC 3986 host (a registered name or an IP literal) and optional port: nothing else may reach a
 // URL the server hands out.
 const HOST =
   /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/
-
-/** Whether the request came over HTTPS, or from loopback. */
-export function isTransportAcceptable(request: Pick<ApiRequest, 'protocol' | 'clientAddress'>): boolean {
-  return request.protocol === 'https' || isLoopbackAddress(request.clientAddress)
-}
 
 /**
  * The origin the client reached, `http://127.0.0.1:3000`: the request's protocol (as trust-proxy

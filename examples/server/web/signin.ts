@@ -2,12 +2,14 @@
  * Sign-in and sign-out pages (design §9): `GET /signin`, `POST /signin` (fields `handle`,
  * `password`, `next`, `csrf_token`), `POST /signout` (field `csrf_token`). Credentials are the
  * seed's users, checked with scrypt; attempts are limited per handle; a successful sign-in always
- * starts a new session (a fixed id planted before sign-in is never promoted).
+ * starts a new session (a fixed id planted before sign-in is never promoted). Over plain HTTP from
+ * another machine every route is the 403 page of https-only.ts.
  */
 
 import { readForm } from '../form-body.js'
 import { redirect } from '../http-result.js'
 import type { ApiRequest, Route, RouteResult, RouteSet } from '../route-set.js'
+import { httpsOnly } from './https-only.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'
 import { clearedSessionCookie, SESSION_COOKIE, sessionCookie } from './sessions.js'
 import { signInPage } from './signin-page.js'
@@ -96,5 +98,6 @@ export function signInRoutes(web: WebContext): RouteSet {
     { method: 'POST', path: '/signin', handle: signIn },
     { method: 'POST', path: '/signout', handle: signOut },
   ]
-  return { name: 'signin', routes }
+  // A password and a session cookie never cross a network in the clear.
+  return { name: 'signin', routes: routes.map(httpsOnly) }
 }

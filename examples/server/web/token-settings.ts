@@ -15,6 +15,7 @@
  *
  * Every POST carries `csrf_token` (else 403). Signed out: a 303 to sign-in. A token that is not the
  * user's own unrevoked API token — another user's, an OAuth token, a revoked or unknown id — is 404.
+ * Over plain HTTP from another machine every route is the 403 page of https-only.ts, signed in or not.
  */
 import {
   createApiToken,
@@ -28,6 +29,7 @@ import { readForm } from '../form-body.js'
 import { redirect } from '../http-result.js'
 import type { ApiRequest, Route, RouteResult, RouteSet } from '../route-set.js'
 import { messagePage } from './html.js'
+import { httpsOnly } from './https-only.js'
 import type { Session } from './sessions.js'
 import { readNewToken, readTokenChanges } from './token-form.js'
 import {
@@ -175,5 +177,6 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     { method: 'GET', path: `${TOKENS_PATH}/:id/revoke`, handle: page(confirmRevoke) },
     { method: 'POST', path: `${TOKENS_PATH}/:id/revoke`, handle: revoke },
   ]
-  return { name: 'token-settings', routes }
+  // New token values and session cookies never cross a network in the clear.
+  return { name: 'token-settings', routes: routes.map(httpsOnly) }
 }

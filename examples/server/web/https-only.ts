@@ -1,0 +1,43 @@
+/**
+ * The transport rule of everything a browser or an OAuth client sends credentials to outside the
+ * API — the sign-in and token settings pages, the OAuth pages and the OAuth JSON endpoints: like
+ * the API (design §4), HTTPS, or plain HTTP from loopback only (a developer's own machine). Both
+ * the protocol and the client address are the ones `--trust-proxy` resolved, so a trusted proxy
+ * that terminates TLS is HTTPS and a remote client behind it is remote. Passwords, session cookies,
+ * new token values, codes and secrets never cross a network in the clear (RFC 6749 §3.1, §3.2).
+ *
+ * The one place this rule lives: pages wrap their routes with {@link httpsOnly}; the OAuth JSON
+ * endpoints, which answer in OAuth's own error shape, ask {@link isTransportAcceptable}.
+ */
+import { isLoopbackAddress } from '../../../src/transport.js'
+import type { ApiRequest, Route, RouteResult } from '../route-set.js'
+import { renderPage } from './html.js'
+
+/** Whether the request came over HTTPS, or from loopback. */
+export function isTransportAcceptable(request: Pick<ApiRequest, 'protocol' | 'clientAddress'>): boolean {
+  return request.protocol === 'https' || isLoopbackAddress(request.clientAddress)
+}
+
+/** The 403 page of a page requested over plain HTTP from another machine. */
+export function httpsRequiredPage(): RouteResult {
+  return renderPage({
+    title: 'HTTPS required',
+    status: 403,
+    body: '<p>Sign-in, settings and authorization pages are served over HTTPS only. Use the <code>https://</code> address of this server.</p>',
+  })
+}
+
+/**
+ * A page route that answers {@link httpsRequiredPage} before anything else — before a form is
+ * read, a session looked up or a password checked — unless {@link isTransportAcceptable}.
+ *
+ * @example
+ * const routes = [{ method: 'GET', path: '/signin', handle: showForm }].map(httpsOnly)
+ */
+export function httpsOnly(route: Route): Route {
+  const { handle } = route
+  return {
+    ...route,
+    handle: async (request) => (isTransportAcceptable(request) ? handle(request) : httpsRequiredPage()),
+  }
+}
