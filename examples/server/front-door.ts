@@ -41,6 +41,17 @@ export interface BindingOptions extends ListenOptions {
   readonly trustProxy: TrustProxy
 }
 
+// RFC 9112 §3.2: a request without exactly one valid Host header is 400. Checked here because the
+// frameworks disagree (Hono answers plain text, Express and Fastify route the request anyway).
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
+/** True for a request whose `Host` header is a single syntactically valid `host[:port]`. */
+export function hasValidHost(request: IncomingMessage): boolean {
+  const values = request.headersDistinct.host
+  return values?.length === 1 && HOST.test(values[0]!)
+}
+
 function methodsOf(app: App): ReadonlySet<string> {
   const methods = new Set(['HEAD'])
   for (const set of app.routeSets) for (const route of set.routes) methods.add(route.method)
@@ -55,6 +66,10 @@ export function frontDoor(
   const methods = methodsOf(app)
   const notFound = app.policy.render(deny('not_found'))
   return (request, response) => {
+    if (!hasValidHost(request)) {
+      writeJson(response, 400, { error: { status: 400, message: 'Bad request', code: 'invalid_host' } })
+      return
+    }
     if (methods.has(request.method ?? '') && isCanonicalTarget(request.url)) {
       next(request, response)
       return
