@@ -4,6 +4,7 @@ import {
   checkExportSize,
   type ExportRestrictions,
   isExportRestrictions,
+  sizeViolation,
 } from './export-restrictions.js'
 import { OPERATIONS, type Operation, type OperationSpec, scopeForNeed } from './operations.js'
 import type { Principal } from './principal.js'
@@ -257,14 +258,6 @@ export function checkResponseSize(
   size: { readonly records?: number; readonly bytes?: number },
 ): Decision {
   const limits = decision.limits
-  if (limits === undefined) return decision
-  if (exceeds(size.records, limits.maxRecords) || exceeds(size.bytes, limits.maxBytes)) {
-    return deny('export_restricted')
-  }
-  return decision
-}
-
-function exceeds(value: number | undefined, cap: number | undefined): boolean {
-  if (cap === undefined || value === undefined) return false
-  return !(Number.isSafeInteger(value) && value >= 0 && value <= cap)
+  if (limits === undefined || sizeViolation(limits, size) === undefined) return decision
+  return deny('export_restricted')
 }

@@ -170,9 +170,19 @@ export function checkExportSize(
   restrictions: ExportRestrictions,
   size: ExportSize,
 ): ExportViolation | undefined {
-  const compiled = compiledOf(restrictions)
-  if (exceeds(compiled.maxRecords, size?.records)) return 'records'
-  if (exceeds(compiled.maxBytes, size?.bytes)) return 'bytes'
+  return sizeViolation(compiledOf(restrictions), size)
+}
+
+/**
+ * @internal The size rule of {@link checkExportSize} on bare caps; also checks the caps an allow
+ * carries, so that a declared size means the same thing wherever it is checked.
+ */
+export function sizeViolation(
+  caps: { readonly maxRecords?: number | undefined; readonly maxBytes?: number | undefined },
+  size: ExportSize | undefined,
+): ExportViolation | undefined {
+  if (exceeds(caps.maxRecords, size?.records)) return 'records'
+  if (exceeds(caps.maxBytes, size?.bytes)) return 'bytes'
   return undefined
 }
 

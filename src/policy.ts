@@ -121,6 +121,8 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     )
   }
 
+  const renderings = new WeakMap<Deny, HttpDenial>()
+
   const policy: AccessPolicy = {
     realm,
     tokens,
@@ -142,7 +144,15 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       return authorize(principal, operation, resource, request)
     },
     checkResponseSize,
-    render: (decision: Deny) => renderDenial(decision, realm),
+    render(decision: Deny) {
+      // Denials are shared frozen values (`deny()`), so each is rendered once, not per request.
+      let rendered = renderings.get(decision)
+      if (rendered === undefined) {
+        rendered = renderDenial(decision, realm)
+        if (Object.isFrozen(decision)) renderings.set(decision, rendered)
+      }
+      return rendered
+    },
   }
   return Object.freeze(policy)
 }

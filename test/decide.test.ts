@@ -387,3 +387,10 @@ describe('the compiled catalogue', () => {
     expect(compiledOperation('toString')).toBeUndefined()
   })
 })
+
+describe('checkResponseSize and checkExportSize share one size rule', () => {
+  test('a cap of 0 refuses even a declared empty response', () => {
+    const zero: Allow = { allowed: true, operation: 'table.read', dataContent: true, limits: { maxRecords: 0 } }
+    expect(checkResponseSize(zero, { records: 0 })).toMatchObject({ allowed: false, code: 'export_restricted' })
+  })
+})

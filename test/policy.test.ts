@@ -121,3 +121,14 @@ describe('guard', () => {
     })
   })
 })
+
+describe('render', () => {
+  test('renders a shared denial once and a host-built one every time', async () => {
+    const { policy } = await policyWithToken()
+    const { deny } = await import('../src/decision.js')
+    expect(policy.render(deny('not_found'))).toBe(policy.render(deny('not_found')))
+    const mutable = { allowed: false, status: 404, code: 'not_found', message: 'Not found' } as const
+    expect(policy.render(mutable)).toEqual(policy.render(deny('not_found')))
+    expect(policy.render(mutable)).not.toBe(policy.render(mutable))
+  })
+})

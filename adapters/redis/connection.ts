@@ -4,6 +4,7 @@
  * request until a reconnect), and it defines its Lua scripts on the connection it owns.
  */
 import { Redis, type RedisOptions } from 'ioredis'
+import { z } from 'zod'
 import { ConfigError, TokenStoreError } from '../../src/errors.js'
 
 /**
@@ -11,6 +12,19 @@ import { ConfigError, TokenStoreError } from '../../src/errors.js'
  * TLS, Sentinel). The store overrides the options that decide how failures surface.
  */
 export type RedisTarget = string | RedisOptions
+
+/** The connection options every Redis store shares, validated once in its constructor. */
+export const connectionOptionsShape = {
+  redis: z.custom<RedisTarget>(
+    (value) => typeof value === 'string' || (typeof value === 'object' && value !== null),
+    { message: 'must be a redis:// URL or ioredis options' },
+  ),
+  keyPrefix: z
+    .string()
+    .regex(/^[\x21-\x7e]{0,64}$/, 'must be at most 64 visible ASCII characters')
+    .default('dap:'),
+  commandTimeoutMs: z.int().min(1).max(60_000).default(500),
+}
 
 /** A Lua script run on the server, atomically: its keys, then its arguments. */
 export type LuaScript = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>

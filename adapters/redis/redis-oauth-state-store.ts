@@ -14,6 +14,7 @@ import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
 import { generateRandomBase62 } from '../../src/token-format.js'
 import {
   closeConnection,
+  connectionOptionsShape,
   defineScript,
   type LuaScript,
   openConnection,
@@ -42,17 +43,7 @@ export interface RedisOAuthStateStoreOptions {
   readonly commandTimeoutMs?: number
 }
 
-const optionsSchema = z.strictObject({
-  redis: z.custom<RedisTarget>(
-    (value) => typeof value === 'string' || (typeof value === 'object' && value !== null),
-    { message: 'must be a redis:// URL or ioredis options' },
-  ),
-  keyPrefix: z
-    .string()
-    .regex(/^[\x21-\x7e]{0,64}$/, 'must be at most 64 visible ASCII characters')
-    .default('dap:'),
-  commandTimeoutMs: z.int().min(1).max(60_000).default(500),
-})
+const optionsSchema = z.strictObject(connectionOptionsShape)
 
 // Redis keeps a record this long past its retention, so that an instance whose clock runs a little
 // behind still finds it; `find*` compares `retainUntil` with the caller's clock either way.

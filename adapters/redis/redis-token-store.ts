@@ -7,6 +7,7 @@ import { type TokenRecord, tokenRecordSchema } from '../../src/token-record.js'
 import type { TokenStore } from '../../src/token-store.js'
 import {
   closeConnection,
+  connectionOptionsShape,
   defineScript,
   type LuaScript,
   openConnection,
@@ -40,18 +41,10 @@ export interface RedisTokenStoreOptions {
 
 const optionsSchema = z
   .strictObject({
-    redis: z.custom<RedisTarget>(
-      (value) => typeof value === 'string' || (typeof value === 'object' && value !== null),
-      { message: 'must be a redis:// URL or ioredis options' },
-    ),
-    keyPrefix: z
-      .string()
-      .regex(/^[\x21-\x7e]{0,64}$/, 'must be at most 64 visible ASCII characters')
-      .default('dap:'),
+    ...connectionOptionsShape,
     cacheSize: z.int().min(0).max(10_000_000).default(10_000),
     maxStalenessMs: z.int().min(10).max(60_000).default(1000),
     heartbeatMs: z.int().min(5).max(30_000).default(200),
-    commandTimeoutMs: z.int().min(1).max(60_000).default(500),
   })
   .refine((options) => options.heartbeatMs * 2 <= options.maxStalenessMs, {
     path: ['heartbeatMs'],
