@@ -390,7 +390,15 @@ describe('the compiled catalogue', () => {
 
 describe('checkResponseSize and checkExportSize share one size rule', () => {
   test('a cap of 0 refuses even a declared empty response', () => {
-    const zero: Allow = { allowed: true, operation: 'table.read', dataContent: true, limits: { maxRecords: 0 } }
-    expect(checkResponseSize(zero, { records: 0 })).toMatchObject({ allowed: false, code: 'export_restricted' })
+    const zero: Allow = {
+      allowed: true,
+      operation: 'table.read',
+      dataContent: true,
+      limits: { maxRecords: 0 },
+    }
+    expect(checkResponseSize(zero, { records: 0 })).toMatchObject({
+      allowed: false,
+      code: 'export_restricted',
+    })
   })
 })
