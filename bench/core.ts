@@ -1,14 +1,14 @@
 // In-process benchmarks of the core: decisions against peers, the authentication pipeline, and
 // allow-lists. Each returns rows for docs/performance.md.
 
-import { parseBearerHeader } from '../src/bearer.js'
-import { decide } from '../src/decide.js'
-import { checkClientAddress, compileExportRestrictions } from '../src/export-restrictions.js'
-import { MemoryTokenStore } from '../src/memory-token-store.js'
+import { parseBearerHeader } from '../src/authentication/bearer.js'
+import { decide } from '../src/decisions/decide.js'
 import { createAccessPolicy } from '../src/policy.js'
-import { isWellFormedTokenValue } from '../src/token-format.js'
-import { hashTokenValue } from '../src/token-hash.js'
-import { createApiToken } from '../src/token-record.js'
+import { checkClientAddress, compileExportRestrictions } from '../src/restrictions/export-restrictions.js'
+import { MemoryTokenStore } from '../src/tokens/memory-token-store.js'
+import { isWellFormedTokenValue } from '../src/tokens/token-format.js'
+import { hashTokenValue } from '../src/tokens/token-hash.js'
+import { createApiToken } from '../src/tokens/token-record.js'
 import {
   baselineCandidate,
   buildMix,

@@ -4,10 +4,10 @@
 import { createMongoAbility, type MongoAbility, subject } from '@casl/ability'
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs'
 import { type Enforcer, newEnforcer, newModelFromString } from 'casbin'
-import { type DecideInput, decide } from '../src/decide.js'
-import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS } from '../src/levels.js'
-import type { Operation } from '../src/operations.js'
-import { parseScopes, type Scope } from '../src/scopes.js'
+import { type DecideInput, decide } from '../src/decisions/decide.js'
+import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS } from '../src/decisions/levels.js'
+import type { Operation } from '../src/decisions/operations.js'
+import { parseScopes, type Scope } from '../src/decisions/scopes.js'
 
 const CEILING_SCOPES: readonly Scope[][] = [
   [],

@@ -14,7 +14,7 @@ import { accessControl as expressAccess } from '../adapters/express/index.js'
 import { accessControl as fastifyAccess } from '../adapters/fastify/index.js'
 import { type AccessEnv, accessControl as honoAccess } from '../adapters/hono/index.js'
 import { createAccessPolicy, MemoryTokenStore, type Resource } from '../src/index.js'
-import { createApiToken } from '../src/token-record.js'
+import { createApiToken } from '../src/tokens/token-record.js'
 
 const require = createRequire(import.meta.url)
 const express = require('express') as typeof import('express')

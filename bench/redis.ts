@@ -4,12 +4,12 @@
 // round trips in all.
 
 import { RedisTokenStore } from '../adapters/redis/index.js'
-import { MemoryTokenStore } from '../src/memory-token-store.js'
 import { createAccessPolicy } from '../src/policy.js'
-import { generateRandomBase62 } from '../src/token-format.js'
-import { hashTokenValue } from '../src/token-hash.js'
-import { createApiToken } from '../src/token-record.js'
-import type { TokenStore } from '../src/token-store.js'
+import { MemoryTokenStore } from '../src/tokens/memory-token-store.js'
+import { generateRandomBase62 } from '../src/tokens/token-format.js'
+import { hashTokenValue } from '../src/tokens/token-hash.js'
+import { createApiToken } from '../src/tokens/token-record.js'
+import type { TokenStore } from '../src/tokens/token-store.js'
 import { compareAsync, type Measurement } from './harness.js'
 
 const TOKENS = 1000

@@ -1,15 +1,15 @@
 // The `data-access-policy` command: decision tables, fresh token values, restriction checks.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { buildDecisionTables } from '../src/decision-tables.js'
+import { buildDecisionTables } from '../src/decisions/decision-tables.js'
+import { formatConfigPath } from '../src/errors.js'
+import { exportRestrictionsSchema } from '../src/restrictions/export-restrictions.js'
+import { generateTokenValue } from '../src/tokens/token-format.js'
 import {
   renderDecisionTablesCsv,
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
-} from '../src/decision-tables-render.js'
-import { formatConfigPath } from '../src/errors.js'
-import { exportRestrictionsSchema } from '../src/export-restrictions.js'
-import { generateTokenValue } from '../src/token-format.js'
+} from './decision-tables-render.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const

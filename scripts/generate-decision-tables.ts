@@ -1,8 +1,8 @@
 // Writes docs/decision-tables.md and docs/decision-tables.json from the core.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildDecisionTables } from '../src/decision-tables.js'
-import { renderDecisionTablesJson, renderDecisionTablesMarkdown } from '../src/decision-tables-render.js'
+import { renderDecisionTablesJson, renderDecisionTablesMarkdown } from '../cli/decision-tables-render.js'
+import { buildDecisionTables } from '../src/decisions/decision-tables.js'
 
 const docs = join(import.meta.dirname, '..', 'docs')
 const tables = buildDecisionTables()

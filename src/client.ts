@@ -4,8 +4,9 @@
  * @packageDocumentation
  * @module data-access-policy/client
  */
+
+import { isLoopbackAddress } from './authentication/transport.js'
 import { DataAccessPolicyError } from './errors.js'
-import { isLoopbackAddress } from './transport.js'
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {

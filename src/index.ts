@@ -4,9 +4,14 @@
  * @packageDocumentation
  * @module data-access-policy
  */
-export { type AuthenticationResult, type CredentialsInput, extractBearerToken } from './authenticate.js'
-export { type BearerCredentials, parseBearerHeader } from './bearer.js'
-export { checkResponseSize, type DecideInput, decide, type RequestFacts } from './decide.js'
+export {
+  type AuthenticationResult,
+  type CredentialsInput,
+  extractBearerToken,
+} from './authentication/authenticate.js'
+export { type BearerCredentials, parseBearerHeader } from './authentication/bearer.js'
+export { type HttpDenial, renderDenial, wwwAuthenticate } from './authentication/http-denial.js'
+export { checkResponseSize, type DecideInput, decide, type RequestFacts } from './decisions/decide.js'
 export {
   type Allow,
   DENY_STATUS,
@@ -17,13 +22,48 @@ export {
   deny,
   type ExportLimits,
   STATUS_MESSAGES,
-} from './decision.js'
+} from './decisions/decision.js'
 export {
   buildDecisionTables,
   type DecisionTableRow,
   type DecisionTables,
   type ExportTableRow,
-} from './decision-tables.js'
+} from './decisions/decision-tables.js'
+export { createExportMeter, type ExportMeter } from './decisions/export-meter.js'
+export {
+  DATASET_LEVELS,
+  type DatasetLevel,
+  PUBLIC_DATASET_LEVELS,
+  PUBLIC_WORKFLOW_LEVELS,
+  type PublicDatasetLevel,
+  type PublicWorkflowLevel,
+  WORKFLOW_LEVELS,
+  type WorkflowLevel,
+} from './decisions/levels.js'
+export { minimalScopes } from './decisions/minimal-scopes.js'
+export {
+  OPERATION_NAMES,
+  OPERATIONS,
+  type Operation,
+  type OperationNeed,
+  type OperationSpec,
+} from './decisions/operations.js'
+export { ANONYMOUS, type Principal } from './decisions/principal.js'
+export type {
+  DatasetResource,
+  OrganizationResource,
+  Resource,
+  WorkflowResource,
+} from './decisions/resources.js'
+export {
+  formatScopes,
+  isScope,
+  parseScopes,
+  SCOPES,
+  type Scope,
+  ScopeSet,
+  scopeSetOf,
+} from './decisions/scopes.js'
 export {
   ConfigError,
   type ConfigPath,
@@ -34,7 +74,13 @@ export {
   TokenFormatError,
   TokenStoreError,
 } from './errors.js'
-export { createExportMeter, type ExportMeter } from './export-meter.js'
+export * from './oauth/index.js'
+export {
+  type AccessPolicy,
+  type AccessPolicyOptions,
+  createAccessPolicy,
+  type RequestContext,
+} from './policy.js'
 export {
   checkClientAddress,
   checkExportSize,
@@ -45,45 +91,16 @@ export {
   type ExportViolation,
   exportRestrictionsSchema,
   isExportRestrictions,
-} from './export-restrictions.js'
-export { type HttpDenial, renderDenial, wwwAuthenticate } from './http-denial.js'
-export {
-  DATASET_LEVELS,
-  type DatasetLevel,
-  PUBLIC_DATASET_LEVELS,
-  PUBLIC_WORKFLOW_LEVELS,
-  type PublicDatasetLevel,
-  type PublicWorkflowLevel,
-  WORKFLOW_LEVELS,
-  type WorkflowLevel,
-} from './levels.js'
-export { MemoryTokenStore } from './memory-token-store.js'
-export { minimalScopes } from './minimal-scopes.js'
-export * from './oauth/index.js'
-export {
-  OPERATION_NAMES,
-  OPERATIONS,
-  type Operation,
-  type OperationNeed,
-  type OperationSpec,
-} from './operations.js'
-export {
-  type AccessPolicy,
-  type AccessPolicyOptions,
-  createAccessPolicy,
-  type RequestContext,
-} from './policy.js'
-export { ANONYMOUS, type Principal } from './principal.js'
-export type { DatasetResource, OrganizationResource, Resource, WorkflowResource } from './resources.js'
-export { formatScopes, isScope, parseScopes, SCOPES, type Scope, ScopeSet, scopeSetOf } from './scopes.js'
+} from './restrictions/export-restrictions.js'
+export { MemoryTokenStore } from './tokens/memory-token-store.js'
 export {
   generateTokenValue,
   isWellFormedTokenValue,
   TOKEN_VALUE_LENGTH,
   type TokenKind,
   tokenKindOf,
-} from './token-format.js'
-export { hashTokenValue, hashTokenValueAsync } from './token-hash.js'
+} from './tokens/token-format.js'
+export { hashTokenValue, hashTokenValueAsync } from './tokens/token-hash.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,
@@ -101,5 +118,5 @@ export {
   tokenRecordSchema,
   tokenStatus,
   touchToken,
-} from './token-record.js'
-export type { TokenStore } from './token-store.js'
+} from './tokens/token-record.js'
+export type { TokenStore } from './tokens/token-store.js'

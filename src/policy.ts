@@ -1,14 +1,18 @@
 import { z } from 'zod'
-import { type AuthenticationResult, authenticateRequest, type CredentialsInput } from './authenticate.js'
+import {
+  type AuthenticationResult,
+  authenticateRequest,
+  type CredentialsInput,
+} from './authentication/authenticate.js'
+import { type HttpDenial, renderDenial } from './authentication/http-denial.js'
+import { isLoopbackAddress } from './authentication/transport.js'
 import { configErrorFromZod } from './config-error.js'
-import { checkResponseSize, decide, type RequestFacts } from './decide.js'
-import { type Allow, type Decision, type Deny, deny } from './decision.js'
-import { type HttpDenial, renderDenial } from './http-denial.js'
-import type { Operation } from './operations.js'
-import { ANONYMOUS, type Principal } from './principal.js'
-import type { Resource } from './resources.js'
-import type { TokenStore } from './token-store.js'
-import { isLoopbackAddress } from './transport.js'
+import { checkResponseSize, decide, type RequestFacts } from './decisions/decide.js'
+import { type Allow, type Decision, type Deny, deny } from './decisions/decision.js'
+import type { Operation } from './decisions/operations.js'
+import { ANONYMOUS, type Principal } from './decisions/principal.js'
+import type { Resource } from './decisions/resources.js'
+import type { TokenStore } from './tokens/token-store.js'
 
 /** Options of {@link createAccessPolicy}. */
 export interface AccessPolicyOptions {

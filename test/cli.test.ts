@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { runCli } from '../cli/main.js'
-import { isWellFormedTokenValue } from '../src/token-format.js'
+import { isWellFormedTokenValue } from '../src/tokens/token-format.js'
 
 const files: Record<string, string> = {
   'good.json': JSON.stringify({ maxRecords: 10, allowedIps: ['10.0.0.0/8'] }),

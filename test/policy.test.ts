@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest'
+import { parseScopes } from '../src/decisions/scopes.js'
 import { ConfigError } from '../src/errors.js'
-import { MemoryTokenStore } from '../src/memory-token-store.js'
 import { createAccessPolicy } from '../src/policy.js'
-import { parseScopes } from '../src/scopes.js'
-import { createApiToken } from '../src/token-record.js'
+import { MemoryTokenStore } from '../src/tokens/memory-token-store.js'
+import { createApiToken } from '../src/tokens/token-record.js'
 
 const NOW = Date.parse('2026-11-22T12:00:00Z')
 
@@ -125,7 +125,7 @@ describe('guard', () => {
 describe('render', () => {
   test('renders a shared denial once and a host-built one every time', async () => {
     const { policy } = await policyWithToken()
-    const { deny } = await import('../src/decision.js')
+    const { deny } = await import('../src/decisions/decision.js')
     expect(policy.render(deny('not_found'))).toBe(policy.render(deny('not_found')))
     const mutable = { allowed: false, status: 404, code: 'not_found', message: 'Not found' } as const
     expect(policy.render(mutable)).toEqual(policy.render(deny('not_found')))

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, test } from 'vitest'
 
 const root = join(import.meta.dirname, '..')
@@ -36,5 +36,59 @@ describe('the core is pure (design §8)', () => {
     const sample = "import { createHash } from 'node:crypto'\nimport type { Context } from 'hono'"
     const found = [...sample.matchAll(SPECIFIER)].map((match) => match[1]!).filter((s) => FORBIDDEN.test(s))
     expect(found).toEqual(['node:crypto', 'hono'])
+  })
+})
+
+// The concern folders form layers: a module imports only from its own layer or the ones below
+// (authentication → tokens → decisions → restrictions → errors; oauth, policy and testing on top).
+const LAYERS: Record<string, number> = {
+  'errors.ts': 0,
+  'config-error.ts': 0,
+  restrictions: 1,
+  decisions: 2,
+  tokens: 3,
+  authentication: 4,
+  oauth: 5,
+  'policy.ts': 5,
+  'client.ts': 5,
+  testing: 6,
+  'index.ts': 6,
+}
+const ENTRY_POINTS = new Set(['index.ts', 'policy.ts', 'client.ts', 'errors.ts', 'config-error.ts'])
+
+function layerOf(file: string): number | undefined {
+  const top = relative(join(root, 'src'), file).replace(/\.js$/, '.ts').split('/')[0]!
+  return LAYERS[top]
+}
+
+describe('src/ is grouped by concern, in layers', () => {
+  const files = sourceFiles(join(root, 'src'))
+
+  test.each(files.map((file) => [relative(root, file), file]))(
+    '%s sits in a concern folder',
+    (_name, file) => {
+      const rel = relative(join(root, 'src'), file)
+      if (!rel.includes('/')) expect(ENTRY_POINTS).toContain(rel)
+      expect(layerOf(file)).toBeDefined()
+    },
+  )
+
+  test.each(files.map((file) => [relative(root, file), file]))(
+    '%s imports no layer above its own',
+    (_name, file) => {
+      const own = layerOf(file)!
+      const upward = [...readFileSync(file, 'utf8').matchAll(SPECIFIER)]
+        .map((match) => match[1]!)
+        .filter((specifier) => specifier.startsWith('.'))
+        .map((specifier) => resolve(dirname(file), specifier))
+        .filter((target) => (layerOf(target) ?? Number.POSITIVE_INFINITY) > own)
+        .map((target) => relative(root, target))
+      expect(upward).toEqual([])
+    },
+  )
+
+  test('the layer check itself catches an upward import', () => {
+    const decide = join(root, 'src/decisions/decide.ts')
+    expect(layerOf(resolve(dirname(decide), '../tokens/token-record.js'))).toBeGreaterThan(layerOf(decide)!)
   })
 })

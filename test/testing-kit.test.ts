@@ -1,9 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { decide } from '../src/decide.js'
-import { isExportRestrictions } from '../src/export-restrictions.js'
-import { MemoryTokenStore } from '../src/memory-token-store.js'
+import { decide } from '../src/decisions/decide.js'
 import { createAccessPolicy } from '../src/policy.js'
+import { isExportRestrictions } from '../src/restrictions/export-restrictions.js'
 import {
   datasetArbitrary,
   expectDecision,
@@ -15,6 +14,7 @@ import {
   scopeSetArbitrary,
   tokenFixture,
 } from '../src/testing/index.js'
+import { MemoryTokenStore } from '../src/tokens/memory-token-store.js'
 
 const hidden = { kind: 'dataset', publicLevel: 'none', userLevel: 'data' } as const
 

@@ -11,7 +11,7 @@ import {
   refreshFamilyRecordSchema,
 } from '../../src/oauth/oauth-state-records.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
-import { generateRandomBase62 } from '../../src/token-format.js'
+import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import {
   closeConnection,
   connectionOptionsShape,

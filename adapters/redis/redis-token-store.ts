@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
 import { TokenStoreError } from '../../src/errors.js'
-import { generateRandomBase62 } from '../../src/token-format.js'
-import { type TokenRecord, tokenRecordSchema } from '../../src/token-record.js'
-import type { TokenStore } from '../../src/token-store.js'
+import { generateRandomBase62 } from '../../src/tokens/token-format.js'
+import { type TokenRecord, tokenRecordSchema } from '../../src/tokens/token-record.js'
+import type { TokenStore } from '../../src/tokens/token-store.js'
 import {
   closeConnection,
   connectionOptionsShape,

@@ -7,7 +7,7 @@
  * prefix of length 0 (`0.0.0.0/0`, `::/0`, `::ffff:0.0.0.0/96`) is refused like `true`, which it is.
  */
 import { ConfigError, compileExportRestrictions } from '../../src/index.js'
-import { parseAddressRule } from '../../src/ip-address.js'
+import { parseAddressRule } from '../../src/restrictions/ip-address.js'
 import { quote } from './seed-schema.js'
 
 /** Nobody is trusted, or these peers are. */

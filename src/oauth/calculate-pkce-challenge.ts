@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js'
-import { hashTokenValue } from '../token-hash.js'
+import { hashTokenValue } from '../tokens/token-hash.js'
 import { encodeBase64Url, hexToBytes } from './base64url.js'
 import { isValidCodeVerifier } from './pkce-syntax.js'
 

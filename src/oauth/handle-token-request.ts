@@ -1,5 +1,5 @@
-import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../token-record.js'
-import type { TokenStore } from '../token-store.js'
+import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../tokens/token-record.js'
+import type { TokenStore } from '../tokens/token-store.js'
 import { authenticateClient } from './authenticate-client.js'
 import {
   errorResponse,

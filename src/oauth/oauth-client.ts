@@ -1,4 +1,4 @@
-import { hashTokenValue } from '../token-hash.js'
+import { hashTokenValue } from '../tokens/token-hash.js'
 
 /**
  * A client registered with the operator. `secretHash` makes it confidential: it must then

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { SCOPES, type Scope } from '../scopes.js'
+import { SCOPES, type Scope } from '../decisions/scopes.js'
 
 /**
  * An issued authorization code, stored under the SHA-256 of its value. Single use: `redeemedAt` is

@@ -1,5 +1,5 @@
-import { generateRandomBase62 } from '../token-format.js'
-import { hashTokenValue } from '../token-hash.js'
+import { generateRandomBase62 } from '../tokens/token-format.js'
+import { hashTokenValue } from '../tokens/token-hash.js'
 
 // Private helpers of the OAuth module; not part of the public API.
 

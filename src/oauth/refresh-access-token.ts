@@ -1,5 +1,5 @@
+import { parseScopes, type Scope } from '../decisions/scopes.js'
 import type { ScopeError } from '../errors.js'
-import { parseScopes, type Scope } from '../scopes.js'
 import {
   type GrantContext,
   issueAccessToken,

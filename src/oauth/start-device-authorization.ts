@@ -1,5 +1,5 @@
+import { parseScopes, type ScopeSet } from '../decisions/scopes.js'
 import { ConfigError, type ScopeError, TokenStoreError } from '../errors.js'
-import { parseScopes, type ScopeSet } from '../scopes.js'
 import { buildRedirectUrl } from './build-redirect-url.js'
 import { requireDuration, requireNow } from './endpoint-response.js'
 import { OAuthError } from './oauth-error.js'

@@ -1,5 +1,5 @@
+import { parseScopes, type ScopeSet } from '../decisions/scopes.js'
 import type { ScopeError } from '../errors.js'
-import { parseScopes, type ScopeSet } from '../scopes.js'
 import { buildRedirectUrl } from './build-redirect-url.js'
 import type { LookupClient, OAuthClient } from './oauth-client.js'
 import { OAuthError } from './oauth-error.js'

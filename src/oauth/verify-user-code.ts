@@ -1,5 +1,5 @@
+import { parseScopes, type ScopeSet } from '../decisions/scopes.js'
 import { InvalidArgumentError } from '../errors.js'
-import { parseScopes, type ScopeSet } from '../scopes.js'
 import type { DeviceGrantRecord } from './oauth-state-records.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
 import { hashSecret } from './random-secret.js'

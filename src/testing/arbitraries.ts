@@ -1,16 +1,21 @@
 import fc from 'fast-check'
-import { compileExportRestrictions, type ExportRestrictions } from '../export-restrictions.js'
 import {
   DATASET_LEVELS,
   type DatasetLevel,
   PUBLIC_DATASET_LEVELS,
   PUBLIC_WORKFLOW_LEVELS,
   WORKFLOW_LEVELS,
-} from '../levels.js'
-import { OPERATION_NAMES, type Operation } from '../operations.js'
-import type { Principal } from '../principal.js'
-import type { DatasetResource, OrganizationResource, Resource, WorkflowResource } from '../resources.js'
-import { parseScopes, SCOPES, type Scope, type ScopeSet } from '../scopes.js'
+} from '../decisions/levels.js'
+import { OPERATION_NAMES, type Operation } from '../decisions/operations.js'
+import type { Principal } from '../decisions/principal.js'
+import type {
+  DatasetResource,
+  OrganizationResource,
+  Resource,
+  WorkflowResource,
+} from '../decisions/resources.js'
+import { parseScopes, SCOPES, type Scope, type ScopeSet } from '../decisions/scopes.js'
+import { compileExportRestrictions, type ExportRestrictions } from '../restrictions/export-restrictions.js'
 
 /** Any one of the nine scope names. */
 export const scopeArbitrary: fc.Arbitrary<Scope> = fc.constantFrom(...SCOPES)

@@ -1,5 +1,5 @@
-import type { Decision, DenyCode } from '../decision.js'
-import type { Scope } from '../scopes.js'
+import type { Decision, DenyCode } from '../decisions/decision.js'
+import type { Scope } from '../decisions/scopes.js'
 
 /** What a test expects of a decision: `'allow'`, or the denial's code (and optionally status, scope). */
 export type ExpectedDecision =

@@ -1,6 +1,6 @@
-import type { Principal } from '../principal.js'
-import { parseScopes, SCOPES, type Scope } from '../scopes.js'
-import { type CreatedToken, createApiToken } from '../token-record.js'
+import type { Principal } from '../decisions/principal.js'
+import { parseScopes, SCOPES, type Scope } from '../decisions/scopes.js'
+import { type CreatedToken, createApiToken } from '../tokens/token-record.js'
 
 /** A fixed instant for tests: 2026-01-01T00:00:00Z, in epoch milliseconds. */
 export const FIXED_NOW = Date.UTC(2026, 0, 1)

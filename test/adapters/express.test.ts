@@ -3,7 +3,7 @@ import type { Request } from 'express'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from 'vitest'
 import { accessControl } from '../../adapters/express/index.js'
 import { type Allow, createAccessPolicy, type Principal } from '../../src/index.js'
-import { MemoryTokenStore } from '../../src/memory-token-store.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import { endlessChunks, hangUpAfterFirstBytes, listening, storeWithToken } from './listen.js'
 
 const express = createRequire(import.meta.url)('express') as typeof import('express')

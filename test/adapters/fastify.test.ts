@@ -2,7 +2,7 @@ import { type FastifyInstance, type FastifyReply, type FastifyRequest, fastify }
 import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from 'vitest'
 import { accessControl } from '../../adapters/fastify/index.js'
 import { type Allow, createAccessPolicy, type Principal } from '../../src/index.js'
-import { MemoryTokenStore } from '../../src/memory-token-store.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import { endlessChunks, hangUpAfterFirstBytes, storeWithToken } from './listen.js'
 
 let app: FastifyInstance

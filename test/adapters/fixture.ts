@@ -9,11 +9,16 @@ import {
   type PublicDatasetLevel,
   type Resource,
 } from '../../src/index.js'
-import { MemoryTokenStore } from '../../src/memory-token-store.js'
-import { generateTokenValue } from '../../src/token-format.js'
-import { hashTokenValue } from '../../src/token-hash.js'
-import { createApiToken, createOAuthToken, revokeToken, type TokenRecord } from '../../src/token-record.js'
-import type { TokenStore } from '../../src/token-store.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
+import { generateTokenValue } from '../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
+import {
+  createApiToken,
+  createOAuthToken,
+  revokeToken,
+  type TokenRecord,
+} from '../../src/tokens/token-record.js'
+import type { TokenStore } from '../../src/tokens/token-store.js'
 
 /** The realm every test app's policy names in its challenges. */
 export const REALM = 'data-api'

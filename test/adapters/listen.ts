@@ -2,9 +2,9 @@ import type { Server } from 'node:http'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { DataChunk } from '../../adapters/shared/data-response.js'
-import { MemoryTokenStore } from '../../src/memory-token-store.js'
-import { createApiToken } from '../../src/token-record.js'
-import type { TokenStore } from '../../src/token-store.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
+import { createApiToken } from '../../src/tokens/token-record.js'
+import type { TokenStore } from '../../src/tokens/token-store.js'
 
 /**
  * Waits until a Node server listens and returns its port and a closer.

@@ -23,7 +23,7 @@ import {
   createExportMeter,
   InvalidArgumentError,
 } from '../../src/index.js'
-import { MemoryTokenStore } from '../../src/memory-token-store.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 
 const capped: Allow = { allowed: true, dataContent: true, limits: { maxBytes: 10, maxRecords: 2 } }
 const policy = createAccessPolicy({ tokens: new MemoryTokenStore() })

@@ -3,9 +3,9 @@ import { ConfigError, InvalidArgumentError } from '../../src/errors.js'
 import { handleTokenRequest } from '../../src/oauth/handle-token-request.js'
 import { issueAuthorizationCode } from '../../src/oauth/issue-authorization-code.js'
 import { validateAuthorizationRequest } from '../../src/oauth/validate-authorization-request.js'
-import { isWellFormedTokenValue, tokenKindOf } from '../../src/token-format.js'
-import { hashTokenValue } from '../../src/token-hash.js'
-import { tokenStatus } from '../../src/token-record.js'
+import { isWellFormedTokenValue, tokenKindOf } from '../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
+import { tokenStatus } from '../../src/tokens/token-record.js'
 import {
   authorize,
   basic,

@@ -14,7 +14,7 @@ import {
   USER_CODE_FAILURE_WINDOW_MS,
   verifyUserCode,
 } from '../../src/oauth/verify-user-code.js'
-import { hashTokenValue } from '../../src/token-hash.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import {
   basic,
   CLI_SECRET,

@@ -1,4 +1,3 @@
-import { MemoryTokenStore } from '../../src/memory-token-store.js'
 import { calculatePkceChallenge } from '../../src/oauth/calculate-pkce-challenge.js'
 import type { HandleTokenRequestOptions } from '../../src/oauth/handle-token-request.js'
 import { issueAuthorizationCode } from '../../src/oauth/issue-authorization-code.js'
@@ -6,9 +5,10 @@ import { MemoryOAuthStateStore } from '../../src/oauth/memory-oauth-state-store.
 import { hashClientSecret, type LookupClient, type OAuthClient } from '../../src/oauth/oauth-client.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
 import { validateAuthorizationRequest } from '../../src/oauth/validate-authorization-request.js'
-import { generateRandomBase62 } from '../../src/token-format.js'
-import { hashTokenValue } from '../../src/token-hash.js'
-import type { TokenRecord } from '../../src/token-record.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
+import { generateRandomBase62 } from '../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
+import type { TokenRecord } from '../../src/tokens/token-record.js'
 
 // Shared fixtures of the OAuth tests: a frozen clock, clients, and a fresh server-side world.
 

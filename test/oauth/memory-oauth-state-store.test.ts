@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { TokenStoreError } from '../../src/errors.js'
 import { MemoryOAuthStateStore } from '../../src/oauth/memory-oauth-state-store.js'
 import type { DeviceGrantRecord, RefreshFamilyRecord } from '../../src/oauth/oauth-state-records.js'
-import { generateRandomBase62 } from '../../src/token-format.js'
-import { hashTokenValue } from '../../src/token-hash.js'
+import { generateRandomBase62 } from '../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import { describeOAuthStateStoreContract } from './oauth-state-store-contract.js'
 
 describeOAuthStateStoreContract('MemoryOAuthStateStore', () => new MemoryOAuthStateStore())

@@ -6,8 +6,8 @@ import type {
   RefreshFamilyRecord,
 } from '../../src/oauth/oauth-state-records.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
-import { generateRandomBase62 } from '../../src/token-format.js'
-import { hashTokenValue } from '../../src/token-hash.js'
+import { generateRandomBase62 } from '../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
 
 // A frozen clock: 2025-01-01T00:00:00Z.
 const NOW = Date.UTC(2025, 0, 1)

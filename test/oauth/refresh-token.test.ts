@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { handleTokenRequest, type TokenResponseBody } from '../../src/oauth/handle-token-request.js'
 import { MAX_REMEMBERED_REFRESH_TOKENS } from '../../src/oauth/issue-tokens.js'
-import { hashTokenValue } from '../../src/token-hash.js'
-import { tokenStatus } from '../../src/token-record.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
+import { tokenStatus } from '../../src/tokens/token-record.js'
 import {
   authorize,
   basic,

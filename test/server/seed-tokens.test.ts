@@ -18,7 +18,7 @@ import {
   TokenStoreError,
   tokenStatus,
 } from '../../src/index.js'
-import { hashTokenValue } from '../../src/token-hash.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
 
 const CI = 'dap_9dzMtUcaWCDPen7A6qZ22SWPZrBH2Tke23VPIp'
 const BOT = 'dap_nylvAnFwueaXrE1htKmge6DBocagMgau1JMrMh'

@@ -14,7 +14,7 @@ import {
   OAuthError,
   validateAuthorizationRequest,
 } from '../../../src/index.js'
-import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/token-record.js'
+import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/tokens/token-record.js'
 import { readForm } from '../form-body.js'
 import { redirect } from '../http-result.js'
 import type { ApiRequest, RouteResult } from '../route-set.js'

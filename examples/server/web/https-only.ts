@@ -9,7 +9,7 @@
  * The one place this rule lives: pages wrap their routes with {@link httpsOnly}; the OAuth JSON
  * endpoints, which answer in OAuth's own error shape, ask {@link isTransportAcceptable}.
  */
-import { isLoopbackAddress } from '../../../src/transport.js'
+import { isLoopbackAddress } from '../../../src/authentication/transport.js'
 import type { ApiRequest, Route, RouteResult } from '../route-set.js'
 import { renderPage } from './html.js'
 

@@ -5,7 +5,7 @@
  * ever sits here. Sessions end after 30 minutes idle or 8 hours in all, whichever comes first.
  */
 import { randomBytes } from 'node:crypto'
-import { isLoopbackAddress } from '../../../src/transport.js'
+import { isLoopbackAddress } from '../../../src/authentication/transport.js'
 import { type CookieOptions, serializeCookie } from '../cookies.js'
 import type { ApiRequest } from '../route-set.js'
 

@@ -5,7 +5,7 @@
  * future). Every problem is a message that names its field, for the page to show next to it.
  */
 import { isScope, SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
-import { MAX_TOKEN_NAME_LENGTH } from '../../../src/token-record.js'
+import { MAX_TOKEN_NAME_LENGTH } from '../../../src/tokens/token-record.js'
 
 /** The form fields, by their names in the pages' forms. */
 export type TokenField = 'name' | 'scopes' | 'expiresAt'

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
 import { RedisOAuthStateStore, RedisTokenStore } from '../../../adapters/redis/index.js'
 import { describeOAuthStateStoreContract } from '../../oauth/oauth-state-store-contract.js'
-import { describeTokenStoreContract } from '../../token-store-contract.js'
+import { describeTokenStoreContract } from '../../tokens/token-store-contract.js'
 import { type RedisServer, startRedisServer } from './redis-server.js'
 
 // The same suites the memory stores pass, on one real Redis shared by the whole file: the suites use

@@ -9,9 +9,9 @@ import type { AuthorizationCodeRecord, DeviceGrantRecord } from '../../../src/oa
 import { startDeviceAuthorization } from '../../../src/oauth/start-device-authorization.js'
 import { validateAuthorizationRequest } from '../../../src/oauth/validate-authorization-request.js'
 import { verifyUserCode } from '../../../src/oauth/verify-user-code.js'
-import { generateRandomBase62 } from '../../../src/token-format.js'
-import { hashTokenValue } from '../../../src/token-hash.js'
-import { tokenStatus } from '../../../src/token-record.js'
+import { generateRandomBase62 } from '../../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../../src/tokens/token-hash.js'
+import { tokenStatus } from '../../../src/tokens/token-record.js'
 import { lookupClient, NOW, pkcePair, RFC_CHALLENGE } from '../../oauth/fixtures.js'
 import { type RedisServer, startRedisServer } from './redis-server.js'
 

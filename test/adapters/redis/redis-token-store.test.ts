@@ -3,15 +3,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { RedisTokenStore } from '../../../adapters/redis/index.js'
 import { ConfigError, TokenStoreError } from '../../../src/errors.js'
 import { createAccessPolicy } from '../../../src/policy.js'
-import { hashTokenValue } from '../../../src/token-hash.js'
+import { hashTokenValue } from '../../../src/tokens/token-hash.js'
 import {
   createApiToken,
   rescopeToken,
   revokeToken,
   type TokenRecord,
   tokenStatus,
-} from '../../../src/token-record.js'
-import type { TokenStore } from '../../../src/token-store.js'
+} from '../../../src/tokens/token-record.js'
+import type { TokenStore } from '../../../src/tokens/token-store.js'
 import { type RedisServer, startRedisServer } from './redis-server.js'
 
 // The cache and the failure modes of RedisTokenStore, on a real Redis this file starts. Two stores

@@ -1,0 +1,192 @@
+import { type Deny, deny } from '../decisions/decision.js'
+import type { Principal } from '../decisions/principal.js'
+import { parseScopes } from '../decisions/scopes.js'
+import { isWellFormedTokenValue } from '../tokens/token-format.js'
+import { hashTokenValue } from '../tokens/token-hash.js'
+import { type TokenRecord, tokenStatus } from '../tokens/token-record.js'
+import type { TokenStore } from '../tokens/token-store.js'
+import { parseBearerHeader } from './bearer.js'
+import { withDeadline } from './deadline.js'
+
+/** What a request offers for authentication, read by an adapter from its framework. */
+export interface CredentialsInput {
+  /** Every `Authorization` header value as received (several when the header was repeated). */
+  readonly authorization: readonly string[]
+  /** True when the query string or the body carries an `access_token` parameter. */
+  readonly accessTokenParameter?: boolean
+}
+
+/** The result of authentication: a principal, or the denial to answer with. */
+export type AuthenticationResult =
+  | { readonly ok: true; readonly principal: Principal }
+  | { readonly ok: false; readonly decision: Deny }
+
+/** Options of {@link authenticateRequest}. */
+export interface AuthenticateOptions {
+  /** Where token records live. */
+  readonly tokens: TokenStore
+  /** The clock, in epoch milliseconds. */
+  readonly now: () => number
+  /** How long a store lookup may take before the request is answered 503. */
+  readonly storeTimeoutMs: number
+  /** Treat callers without credentials as the `public`-only anonymous principal. */
+  readonly anonymous?: Principal
+  /** How long after a recorded use a token's `lastUsedAt` is written again. */
+  readonly touchIntervalMs?: number
+}
+
+/** What the bearer header alone decides, before any store lookup. */
+export type TokenExtraction =
+  | { readonly ok: true; readonly token: string | undefined }
+  | { readonly ok: false; readonly decision: Deny }
+
+const NO_TOKEN: TokenExtraction = Object.freeze({ ok: true, token: undefined })
+
+/**
+ * Extracts the bearer token from what the request offers (RFC 6750 §2): one `Authorization`
+ * header only; a token also sent as `access_token` is ambiguous (400); `access_token` alone is
+ * never accepted.
+ *
+ * @example
+ * extractBearerToken({ authorization: ['Bearer dap_…'] }) // { ok: true, token: 'dap_…' }
+ * extractBearerToken({ authorization: ['Bearer a', 'Bearer b'] }) // { ok: false, decision: 400 invalid_request }
+ */
+export function extractBearerToken(input: CredentialsInput): TokenExtraction {
+  const values = input.authorization
+  if (values.length === 0) return NO_TOKEN
+  if (values.length > 1) return { ok: false, decision: deny('invalid_request') }
+  const credentials = parseBearerHeader(values[0]!)
+  switch (credentials.kind) {
+    case 'none':
+      return NO_TOKEN
+    case 'malformed':
+      return { ok: false, decision: deny('invalid_request') }
+    case 'token':
+      if (input.accessTokenParameter === true) return { ok: false, decision: deny('invalid_request') }
+      return { ok: true, token: credentials.token }
+  }
+}
+
+// Records are frozen and replaced on every change, so a principal derived from one stays valid for
+// exactly as long as the store keeps answering with that same object.
+const principals = new WeakMap<TokenRecord, Principal>()
+
+function principalOf(record: TokenRecord): Principal {
+  let principal = principals.get(record)
+  if (principal === undefined) {
+    principal = createPrincipal(record)
+    if (Object.isFrozen(record)) principals.set(record, principal)
+  }
+  return principal
+}
+
+function createPrincipal(record: TokenRecord): Principal {
+  return Object.freeze({
+    kind: 'token',
+    userId: record.userId,
+    scopes: parseScopes(record.scopes),
+    tokenId: record.id,
+    tokenKind: record.kind,
+    ...(record.clientId === undefined ? {} : { clientId: record.clientId }),
+  })
+}
+
+function isRecordFor(value: unknown, hash: string): value is TokenRecord {
+  if (typeof value !== 'object' || value === null) return false
+  const record = value as Partial<TokenRecord>
+  return (
+    record.hash === hash &&
+    typeof record.id === 'string' &&
+    typeof record.userId === 'string' &&
+    (record.kind === 'api' || record.kind === 'oauth') &&
+    Array.isArray(record.scopes)
+  )
+}
+
+function failure(code: 'invalid_request' | 'missing_token' | 'invalid_token' | 'service_unavailable') {
+  return Object.freeze({ ok: false as const, decision: deny(code) })
+}
+
+const MISSING_TOKEN = failure('missing_token')
+const INVALID_TOKEN = failure('invalid_token')
+const UNAVAILABLE = failure('service_unavailable')
+
+/**
+ * Authenticates a request: header syntax, then token format and checksum (no store lookup for a
+ * malformed value), then the store. Fails closed: a store that throws, hangs past the timeout or
+ * answers garbage gives 503, never a principal.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc6750#section-3.1
+ * @example
+ * const result = await authenticateRequest({ authorization: [req.headers.authorization] },
+ *                                          { tokens, now: Date.now, storeTimeoutMs: 2000 })
+ */
+export function authenticateRequest(
+  input: CredentialsInput,
+  options: AuthenticateOptions,
+): Promise<AuthenticationResult> {
+  try {
+    return authenticate(input, options)
+  } catch {
+    // Whatever goes wrong (a runtime without a synchronous SHA-256, a hostile input object) is a
+    // denial, never an exception for the adapter to mishandle.
+    return Promise.resolve(UNAVAILABLE)
+  }
+}
+
+function authenticate(input: CredentialsInput, options: AuthenticateOptions): Promise<AuthenticationResult> {
+  const extracted = extractBearerToken(input)
+  if (!extracted.ok) return Promise.resolve(extracted)
+  const token = extracted.token
+  if (token === undefined) {
+    return Promise.resolve(
+      options.anonymous === undefined ? MISSING_TOKEN : { ok: true, principal: options.anonymous },
+    )
+  }
+  if (!isWellFormedTokenValue(token)) return Promise.resolve(INVALID_TOKEN)
+  const hash = hashTokenValue(token)
+  const now = options.now()
+  let found: unknown
+  try {
+    found = options.tokens.findByHash(hash)
+  } catch {
+    return Promise.resolve(UNAVAILABLE)
+  }
+  // An in-memory store answers synchronously: no deadline, no extra turn of the event loop.
+  if (!(found instanceof Promise)) return Promise.resolve(settle(found, hash, now, options))
+  return withDeadline(found, options.storeTimeoutMs).then(
+    (record) => settle(record, hash, now, options),
+    () => UNAVAILABLE,
+  )
+}
+
+function settle(
+  found: unknown,
+  hash: string,
+  now: number,
+  options: AuthenticateOptions,
+): AuthenticationResult {
+  if (found === undefined) return INVALID_TOKEN
+  if (!isRecordFor(found, hash)) return UNAVAILABLE
+  let principal: Principal
+  try {
+    if (tokenStatus(found, now) !== 'active') return INVALID_TOKEN
+    principal = principalOf(found)
+  } catch {
+    return UNAVAILABLE
+  }
+  touch(options, found, now)
+  return { ok: true, principal }
+}
+
+// lastUsedAt is bookkeeping: written in the background, at most once per interval, and its failure
+// never changes the answer.
+function touch(options: AuthenticateOptions, record: TokenRecord, now: number): void {
+  const interval = options.touchIntervalMs ?? 60_000
+  if (record.lastUsedAt !== undefined && now - record.lastUsedAt < interval) return
+  try {
+    options.tokens.touch(record.id, now).catch(() => {})
+  } catch {
+    // A synchronous throw from the store is as harmless here as a rejection.
+  }
+}

@@ -1,0 +1,397 @@
+import { z } from 'zod'
+import { parseScopes, SCOPES, type Scope, ScopeSet } from '../decisions/scopes.js'
+import { ConfigError, InvalidArgumentError, TokenFormatError } from '../errors.js'
+import {
+  generateRandomBase62,
+  generateTokenValue,
+  isWellFormedTokenValue,
+  TOKEN_PREFIXES,
+  type TokenKind,
+  tokenKindOf,
+} from './token-format.js'
+import { hashTokenValue } from './token-hash.js'
+
+/**
+ * A stored token: who owns it, what it may do and its lifecycle dates (epoch milliseconds). It holds
+ * the SHA-256 of the value, never the value itself.
+ */
+export type TokenRecord = {
+  /** Random url-safe identifier, `tok_` + 16 base62 characters unless chosen by the host. */
+  readonly id: string
+  readonly kind: TokenKind
+  /** The owner user. */
+  readonly userId: string
+  /** Display name: trimmed, 1–100 characters, no control characters. */
+  readonly name: string
+  /** Granted scopes: always `public` first, contract order, no duplicates. */
+  readonly scopes: readonly Scope[]
+  /** SHA-256 of the token value, 64 lower-case hex digits. */
+  readonly hash: string
+  /** Non-secret reminder for display: prefix, `…`, the value's last four characters. */
+  readonly hint: string
+  readonly createdAt: number
+  /** The token is expired from this instant on. */
+  readonly expiresAt?: number
+  readonly revokedAt?: number
+  readonly lastUsedAt?: number
+  /** The OAuth client the token was issued to, if any. */
+  readonly clientId?: string
+}
+
+/** Where a token stands at a given instant; only `active` tokens authenticate. */
+export type TokenStatus = 'active' | 'expired' | 'revoked'
+
+/** Scopes as a {@link ScopeSet}, an OAuth scope string or an array of names. */
+export type TokenScopesInput = ScopeSet | string | readonly string[]
+
+/** A freshly created token: the record to store and the value to show once. */
+export type CreatedToken = {
+  readonly record: TokenRecord
+  /** The token value. It exists only here: show it once, store only `record`. */
+  readonly value: string
+}
+
+/** Options of {@link createApiToken}. */
+export type CreateApiTokenOptions = {
+  readonly userId: string
+  readonly name: string
+  readonly scopes: TokenScopesInput
+  /** Epoch ms after `now`; absent means the token never expires. */
+  readonly expiresAt?: number
+  /** The clock, epoch ms. */
+  readonly now: number
+  /** A host-chosen id (url-safe, 1–64 characters); a random one by default. */
+  readonly id?: string
+}
+
+/** Options of {@link createOAuthToken}. */
+export type CreateOAuthTokenOptions = {
+  readonly userId: string
+  readonly scopes: TokenScopesInput
+  readonly clientId?: string
+  /** The clock, epoch ms. */
+  readonly now: number
+  /** Lifetime in ms; one hour by default. */
+  readonly ttlMs?: number
+  readonly id?: string
+}
+
+/** Options of {@link importApiToken}. */
+export type ImportApiTokenOptions = {
+  readonly userId: string
+  readonly name: string
+  readonly scopes: TokenScopesInput
+  /** An existing, well-formed `dap_` value. */
+  readonly value: string
+  /** Epoch ms; may lie in the past, which imports an already expired token. */
+  readonly expiresAt?: number
+  readonly now: number
+  readonly id?: string
+}
+
+/** Default lifetime of an OAuth token: one hour (design §6). */
+export const DEFAULT_OAUTH_TOKEN_TTL_MS = 3_600_000
+
+/** Longest token name, in characters (code points). */
+export const MAX_TOKEN_NAME_LENGTH = 100
+
+const TOKEN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+const HASH_PATTERN = /^[0-9a-f]{64}$/
+const HINT_PATTERN = /^da[po]_…[0-9A-Za-z]{4}$/
+// RFC 6749 Appendix A.1: client_id = *VSCHAR; spaces are excluded here so that names stay trimmed.
+const CLIENT_ID_PATTERN = /^[\x21-\x7e]{1,80}$/
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/
+const MAX_USER_ID_LENGTH = 256
+const OAUTH_TOKEN_NAME = 'OAuth session'
+
+function countCodePoints(text: string): number {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
+function describeBadName(name: string): string | undefined {
+  if (name === '') return 'must not be empty'
+  if (countCodePoints(name) > MAX_TOKEN_NAME_LENGTH)
+    return `must be at most ${MAX_TOKEN_NAME_LENGTH} characters`
+  if (CONTROL_CHARACTER.test(name)) return 'must not contain control characters'
+  return undefined
+}
+
+// A stored name is already normalized: trimmed, where user input is trimmed for the caller.
+function describeBadStoredName(name: string): string | undefined {
+  if (name !== name.trim()) return 'must not start or end with white space'
+  return describeBadName(name)
+}
+
+function isCanonicalScopeList(scopes: readonly Scope[]): boolean {
+  let previous = -1
+  for (const scope of scopes) {
+    const index = SCOPES.indexOf(scope)
+    if (index <= previous) return false
+    previous = index
+  }
+  return scopes[0] === 'public'
+}
+
+const epochMsSchema = z.int().nonnegative()
+
+/**
+ * Validates a stored token record: exact field shapes, canonical scopes, unknown keys rejected.
+ *
+ * @example
+ * const record = tokenRecordSchema.parse(JSON.parse(stored))
+ */
+export const tokenRecordSchema: z.ZodType<TokenRecord> = z
+  .strictObject({
+    id: z.string().regex(TOKEN_ID_PATTERN),
+    kind: z.enum(['api', 'oauth']),
+    userId: z.string().min(1).max(MAX_USER_ID_LENGTH),
+    name: z.string().superRefine((name, ctx) => {
+      const problem = describeBadStoredName(name)
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+    }),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .readonly()
+      .refine(isCanonicalScopeList, 'must start with "public" and follow contract order without duplicates'),
+    hash: z.string().regex(HASH_PATTERN, 'must be a SHA-256 in lower-case hex'),
+    hint: z.string().regex(HINT_PATTERN, 'must be a prefix, "…" and four base62 characters'),
+    createdAt: epochMsSchema,
+    expiresAt: epochMsSchema.exactOptional(),
+    revokedAt: epochMsSchema.exactOptional(),
+    lastUsedAt: epochMsSchema.exactOptional(),
+    clientId: z.string().regex(CLIENT_ID_PATTERN).exactOptional(),
+  })
+  .superRefine((record, ctx) => {
+    if (!record.hint.startsWith(TOKEN_PREFIXES[record.kind])) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hint'],
+        message: `must start with ${TOKEN_PREFIXES[record.kind]}`,
+      })
+    }
+    if (record.clientId !== undefined && record.kind !== 'oauth') {
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'only OAuth tokens have a client id' })
+    }
+  })
+  .readonly()
+
+function requireNow(now: number): void {
+  if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('now must be epoch milliseconds')
+}
+
+function normalizeName(name: unknown): string {
+  if (typeof name !== 'string') throw new ConfigError(['name'], 'must be a string')
+  const trimmed = name.trim()
+  const problem = describeBadName(trimmed)
+  if (problem !== undefined) throw new ConfigError(['name'], problem)
+  return trimmed
+}
+
+function grantedScopes(scopes: TokenScopesInput): readonly Scope[] {
+  return (scopes instanceof ScopeSet ? scopes : parseScopes(scopes)).granted
+}
+
+function requireUserId(userId: unknown): string {
+  if (typeof userId !== 'string' || userId === '' || userId.length > MAX_USER_ID_LENGTH) {
+    throw new ConfigError(['userId'], `must be a string of 1–${MAX_USER_ID_LENGTH} characters`)
+  }
+  return userId
+}
+
+function chooseId(id: string | undefined): string {
+  if (id === undefined) return `tok_${generateRandomBase62(16)}`
+  if (typeof id !== 'string' || !TOKEN_ID_PATTERN.test(id)) {
+    throw new ConfigError(['id'], 'must be 1–64 characters from A-Z, a-z, 0-9, "_" and "-"')
+  }
+  return id
+}
+
+function requireExpiry(expiresAt: number, after: number | undefined): number {
+  if (!Number.isSafeInteger(expiresAt) || expiresAt < 0) {
+    throw new ConfigError(['expiresAt'], 'must be epoch milliseconds')
+  }
+  if (after !== undefined && expiresAt <= after) throw new ConfigError(['expiresAt'], 'must be after now')
+  return expiresAt
+}
+
+function hintOf(value: string): string {
+  return `${value.slice(0, 4)}…${value.slice(-4)}`
+}
+
+// Every record leaves this module frozen, its scope list included, so callers can share it freely.
+function freezeRecord(record: TokenRecord): TokenRecord {
+  const scopes = Object.isFrozen(record.scopes) ? record.scopes : Object.freeze([...record.scopes])
+  return Object.freeze({ ...record, scopes })
+}
+
+type RecordFields = {
+  readonly id: string
+  readonly kind: TokenKind
+  readonly userId: string
+  readonly name: string
+  readonly scopes: readonly Scope[]
+  readonly now: number
+  readonly expiresAt: number | undefined
+  readonly clientId?: string | undefined
+}
+
+function buildRecord(value: string, fields: RecordFields): TokenRecord {
+  return freezeRecord({
+    id: fields.id,
+    kind: fields.kind,
+    userId: fields.userId,
+    name: fields.name,
+    scopes: fields.scopes,
+    hash: hashTokenValue(value),
+    hint: hintOf(value),
+    createdAt: fields.now,
+    ...(fields.expiresAt !== undefined && { expiresAt: fields.expiresAt }),
+    ...(fields.clientId !== undefined && { clientId: fields.clientId }),
+  })
+}
+
+/**
+ * Creates an API token: the record to store and the value, which exists only in this result.
+ *
+ * @throws {ConfigError} naming `name`, `userId`, `expiresAt` or `id` when one is invalid.
+ * @throws {ScopeError} naming an unknown or malformed scope.
+ * @example
+ * const now = Date.now()
+ * const { record, value } = createApiToken({ userId: 'alice', name: 'ci', scopes: 'data.data', now })
+ * record.scopes // ['public', 'data.data']
+ */
+export function createApiToken(options: CreateApiTokenOptions): CreatedToken {
+  requireNow(options.now)
+  const fields: RecordFields = {
+    id: chooseId(options.id),
+    kind: 'api',
+    userId: requireUserId(options.userId),
+    name: normalizeName(options.name),
+    scopes: grantedScopes(options.scopes),
+    now: options.now,
+    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, options.now),
+  }
+  const value = generateTokenValue('api')
+  return Object.freeze({ record: buildRecord(value, fields), value })
+}
+
+/**
+ * Creates a short-lived OAuth token, named after its client when it has one.
+ *
+ * @throws {ConfigError} naming `userId`, `clientId`, `ttlMs` or `id` when one is invalid.
+ * @throws {ScopeError} naming an unknown or malformed scope.
+ * @example
+ * const { record } = createOAuthToken({ userId: 'alice', scopes: ['data.metadata'], clientId: 'cli', now })
+ * record.name // 'OAuth session (cli)'
+ * record.expiresAt === now + 3_600_000 // true
+ */
+export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken {
+  requireNow(options.now)
+  const ttlMs = options.ttlMs ?? DEFAULT_OAUTH_TOKEN_TTL_MS
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0 || !Number.isSafeInteger(options.now + ttlMs)) {
+    throw new ConfigError(['ttlMs'], 'must be a positive integer number of milliseconds')
+  }
+  const clientId = options.clientId
+  if (clientId !== undefined && (typeof clientId !== 'string' || !CLIENT_ID_PATTERN.test(clientId))) {
+    throw new ConfigError(['clientId'], 'must be 1–80 visible ASCII characters')
+  }
+  const fields: RecordFields = {
+    id: chooseId(options.id),
+    kind: 'oauth',
+    userId: requireUserId(options.userId),
+    name: clientId === undefined ? OAUTH_TOKEN_NAME : `${OAUTH_TOKEN_NAME} (${clientId})`,
+    scopes: grantedScopes(options.scopes),
+    now: options.now,
+    expiresAt: options.now + ttlMs,
+    clientId,
+  }
+  const value = generateTokenValue('oauth')
+  return Object.freeze({ record: buildRecord(value, fields), value })
+}
+
+/**
+ * Builds the record of an API token whose value already exists (a seed file, a migration).
+ *
+ * @throws {TokenFormatError} when the value is not a well-formed `dap_` value (the message omits it).
+ * @throws {ConfigError} naming `name`, `userId`, `expiresAt` or `id` when one is invalid.
+ * @example
+ * const record = importApiToken({ userId: 'alice', name: 'ci', scopes: [], value: seed.value, now })
+ */
+export function importApiToken(options: ImportApiTokenOptions): TokenRecord {
+  requireNow(options.now)
+  const value = options.value
+  if (!isWellFormedTokenValue(value) || tokenKindOf(value) !== 'api') {
+    throw new TokenFormatError('value is not a well-formed API token (dap_ + 32 base62 + checksum)')
+  }
+  return buildRecord(value, {
+    id: chooseId(options.id),
+    kind: 'api',
+    userId: requireUserId(options.userId),
+    name: normalizeName(options.name),
+    scopes: grantedScopes(options.scopes),
+    now: options.now,
+    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, undefined),
+  })
+}
+
+/**
+ * Renames a token; the name is trimmed and must then be 1–100 characters.
+ *
+ * @throws {ConfigError} naming `name`.
+ * @example
+ * renameToken(record, '  nightly export ').name // 'nightly export'
+ */
+export function renameToken(record: TokenRecord, name: string): TokenRecord {
+  return freezeRecord({ ...record, name: normalizeName(name) })
+}
+
+/**
+ * Replaces a token's scopes; `public` always stays. Effective from the next request.
+ *
+ * @throws {ScopeError} naming an unknown or malformed scope.
+ * @example
+ * rescopeToken(record, 'data.overview').scopes // ['public', 'data.overview']
+ */
+export function rescopeToken(record: TokenRecord, scopes: TokenScopesInput): TokenRecord {
+  return freezeRecord({ ...record, scopes: grantedScopes(scopes) })
+}
+
+/**
+ * Revokes a token. Idempotent: a second revocation keeps the first `revokedAt`.
+ *
+ * @example
+ * tokenStatus(revokeToken(record, now), now) // 'revoked'
+ */
+export function revokeToken(record: TokenRecord, now: number): TokenRecord {
+  requireNow(now)
+  if (record.revokedAt !== undefined) return freezeRecord({ ...record })
+  return freezeRecord({ ...record, revokedAt: now })
+}
+
+/**
+ * Records a use of the token. `lastUsedAt` never moves backwards, so late, reordered writes are harmless.
+ *
+ * @example
+ * touchToken(record, now).lastUsedAt // now
+ */
+export function touchToken(record: TokenRecord, now: number): TokenRecord {
+  requireNow(now)
+  const lastUsedAt = record.lastUsedAt === undefined ? now : Math.max(record.lastUsedAt, now)
+  return freezeRecord({ ...record, lastUsedAt })
+}
+
+/**
+ * Where a token stands at `now`: revoked wins over expired; expired from `expiresAt` on (inclusive).
+ *
+ * @example
+ * tokenStatus(record, record.expiresAt) // 'expired'
+ */
+export function tokenStatus(record: TokenRecord, now: number): TokenStatus {
+  if (record.revokedAt !== undefined) return 'revoked'
+  // Written as "not before" so that a NaN clock fails closed (expired) instead of open.
+  if (record.expiresAt !== undefined && !(now < record.expiresAt)) return 'expired'
+  return 'active'
+}

@@ -1,0 +1,54 @@
+import { describe, expect, test } from 'vitest'
+import { quoteHeaderValue, renderDenial, wwwAuthenticate } from '../../src/authentication/http-denial.js'
+import { DENY_STATUS, type DenyCode, deny, STATUS_MESSAGES } from '../../src/decisions/decision.js'
+
+describe('renderDenial', () => {
+  test.each([
+    ['invalid_request', 400, 'Bad request', 'Bearer realm="data-api", error="invalid_request"'],
+    ['missing_token', 401, 'Invalid credentials', 'Bearer realm="data-api"'],
+    ['invalid_token', 401, 'Invalid credentials', 'Bearer realm="data-api", error="invalid_token"'],
+    ['https_required', 403, 'Not authorized', undefined],
+    ['insufficient_access', 403, 'Not authorized', undefined],
+    ['export_restricted', 403, 'Not authorized', undefined],
+    ['invalid_input', 403, 'Not authorized', undefined],
+    ['not_found', 404, 'Not found', undefined],
+    ['service_unavailable', 503, 'Service unavailable', undefined],
+  ] as const)('%s → %i %s, WWW-Authenticate %j', (code, status, message, challenge) => {
+    const rendered = renderDenial(deny(code), 'data-api')
+    expect(rendered.status).toBe(status)
+    expect(JSON.parse(rendered.body)).toEqual({ error: { status, message, code } })
+    expect(rendered.headers['www-authenticate']).toBe(challenge)
+    expect(rendered.headers['content-type']).toBe('application/json; charset=utf-8')
+  })
+
+  test('insufficient_scope names the scope that would have sufficed', () => {
+    const rendered = renderDenial(deny('insufficient_scope', 'data.metadata'), 'data-api')
+    expect(rendered.status).toBe(403)
+    expect(rendered.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="data.metadata"',
+    )
+    expect(rendered.body).toBe(
+      '{"error":{"status":403,"message":"Not authorized","code":"insufficient_scope"}}',
+    )
+  })
+
+  test('every code has a status and every status one message', () => {
+    for (const code of Object.keys(DENY_STATUS) as DenyCode[]) {
+      expect(deny(code).message).toBe(STATUS_MESSAGES[DENY_STATUS[code]])
+    }
+  })
+})
+
+describe('quoting (RFC 6750 §3)', () => {
+  test.each([
+    ['data-api', '"data-api"'],
+    ['say "hi"', '"say \\"hi\\""'],
+    ['back\\slash', '"back\\\\slash"'],
+  ])('%j → %s', (value, quoted) => {
+    expect(quoteHeaderValue(value)).toBe(quoted)
+  })
+
+  test('a realm with quotes is escaped in the challenge', () => {
+    expect(wwwAuthenticate(deny('missing_token'), 'a"b\\c')).toBe('Bearer realm="a\\"b\\\\c"')
+  })
+})

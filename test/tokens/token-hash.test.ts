@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { ConfigError, InvalidArgumentError } from '../../src/errors.js'
+import { hashTokenValue, hashTokenValueAsync, supportsSyncTokenHash } from '../../src/tokens/token-hash.js'
+
+// SHA-256 vectors: '' and 'abc' are FIPS 180-2 (Appendix B.1) / NIST examples; the others were computed
+// outside this library with Python's hashlib.sha256 over the UTF-8 bytes (and `sha256sum` for the first
+// token value).
+const VECTORS = [
+  { input: '', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' },
+  { input: 'abc', sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' },
+  {
+    input: 'dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5',
+    sha256: '55420ff15a64406c396d0b31d4a4871adccaef0e6e7dd3c5cb95c8d32db50a57',
+  },
+  {
+    input: 'dap_x9QaR2mK7vLp3TzB8nYc4HsD6jFg1WeU4fuKDx',
+    sha256: '72581826c7bdb115ca9133383e83fbea653449197bae4055285d67fe1917a4de',
+  },
+  { input: 'é€𝄞', sha256: '914b44317a4e1f0850bf59894ab838a905f124a87c52930a60f3d13c40ad4a31' },
+] as const
+
+type HashModule = typeof import('../../src/tokens/token-hash.js')
+
+// A fresh copy of the module, so that it resolves its synchronous path again under a stubbed runtime.
+async function importFresh(): Promise<HashModule> {
+  vi.resetModules()
+  return import('../../src/tokens/token-hash.js')
+}
+
+afterEach(() => {
+  vi.restoreAllMocks()
+  vi.unstubAllGlobals()
+})
+
+describe('hashTokenValue and hashTokenValueAsync', () => {
+  it.each(VECTORS)('SHA-256 of $input', async ({ input, sha256 }) => {
+    expect(hashTokenValue(input)).toBe(sha256)
+    expect(await hashTokenValueAsync(input)).toBe(sha256)
+  })
+
+  it('agree on every string (UTF-8, lone surrogates included)', async () => {
+    expect(supportsSyncTokenHash()).toBe(true)
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 64 }), async (value) => {
+        const sync = hashTokenValue(value)
+        expect(sync).toMatch(/^[0-9a-f]{64}$/)
+        expect(await hashTokenValueAsync(value)).toBe(sync)
+      }),
+    )
+  })
+
+  it('refuse a value that is not a string, without echoing it', async () => {
+    const secret = { toString: () => 'dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5' }
+    expect(() => hashTokenValue(secret as unknown as string)).toThrow(InvalidArgumentError)
+    await expect(hashTokenValueAsync(secret as unknown as string)).rejects.toThrow(InvalidArgumentError)
+    try {
+      hashTokenValue(secret as unknown as string)
+    } catch (error) {
+      expect(String(error)).not.toContain('dap_')
+    }
+  })
+})
+
+describe('runtime paths', () => {
+  it('falls back to createHash where crypto.hash is missing', async () => {
+    vi.spyOn(process, 'getBuiltinModule').mockImplementation(() => ({ createHash }))
+    const fresh = await importFresh()
+    expect(fresh.supportsSyncTokenHash()).toBe(true)
+    for (const { input, sha256 } of VECTORS) expect(fresh.hashTokenValue(input)).toBe(sha256)
+  })
+
+  it('has no synchronous path without node:crypto, and says which function to use', async () => {
+    vi.spyOn(process, 'getBuiltinModule').mockImplementation(() => undefined)
+    const fresh = await importFresh()
+    expect(fresh.supportsSyncTokenHash()).toBe(false)
+    // A fresh module graph has its own error classes: compare the stable code, not the class.
+    expect(() => fresh.hashTokenValue('abc')).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_CONFIG',
+        message: expect.stringMatching(/hashTokenValueAsync/),
+      }),
+    )
+    expect(await fresh.hashTokenValueAsync('abc')).toBe(VECTORS[1].sha256)
+  })
+
+  it('has no synchronous path without process.getBuiltinModule (Workers, browsers)', async () => {
+    const original = process.getBuiltinModule
+    Reflect.deleteProperty(process, 'getBuiltinModule')
+    try {
+      const fresh = await importFresh()
+      expect(fresh.supportsSyncTokenHash()).toBe(false)
+    } finally {
+      process.getBuiltinModule = original
+    }
+  })
+
+  it('has no synchronous path without a process global', async () => {
+    vi.stubGlobal('process', undefined)
+    let supported: boolean
+    try {
+      const fresh = await importFresh()
+      supported = fresh.supportsSyncTokenHash()
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    expect(supported).toBe(false)
+  })
+
+  it('hashes asynchronously only with Web Crypto', async () => {
+    vi.stubGlobal('crypto', {})
+    await expect(hashTokenValueAsync('abc')).rejects.toThrow(ConfigError)
+  })
+})

@@ -1,0 +1,246 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import { TokenStoreError } from '../../src/errors.js'
+import { generateRandomBase62 } from '../../src/tokens/token-format.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
+import {
+  type CreateApiTokenOptions,
+  createApiToken,
+  createOAuthToken,
+  renameToken,
+  rescopeToken,
+  revokeToken,
+  type TokenRecord,
+  touchToken,
+} from '../../src/tokens/token-record.js'
+import type { TokenStore } from '../../src/tokens/token-store.js'
+
+// A frozen clock: 2025-01-01T00:00:00Z.
+const NOW = Date.UTC(2025, 0, 1)
+
+/**
+ * The behaviour every {@link TokenStore} must show, as a vitest suite. `makeStore` is called before
+ * each test; the suite uses fresh random ids, hashes and owners, so a shared backing store (one Redis
+ * database for the whole run) need not be emptied between tests.
+ *
+ * @example
+ * describeTokenStoreContract('MemoryTokenStore', () => new MemoryTokenStore())
+ */
+export function describeTokenStoreContract(
+  name: string,
+  makeStore: () => TokenStore | Promise<TokenStore>,
+): void {
+  describe(`${name} keeps the TokenStore contract`, () => {
+    let store: TokenStore
+    let owner: string
+
+    beforeEach(async () => {
+      store = await makeStore()
+      owner = `user-${generateRandomBase62(12)}`
+    })
+
+    function create(overrides: Partial<CreateApiTokenOptions> = {}): { record: TokenRecord; value: string } {
+      return createApiToken({ userId: owner, name: 'ci', scopes: 'data.data', now: NOW, ...overrides })
+    }
+
+    async function saved(overrides: Partial<CreateApiTokenOptions> = {}): Promise<TokenRecord> {
+      const { record } = create(overrides)
+      await store.save(record)
+      return record
+    }
+
+    describe('save and find', () => {
+      it('finds a saved record by the hash of its value and by its id', async () => {
+        const { record, value } = create({ expiresAt: NOW + 1000 })
+        await store.save(record)
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(record)
+        expect(await store.findById(record.id)).toEqual(record)
+      })
+
+      it('keeps an OAuth record with its client id', async () => {
+        const { record, value } = createOAuthToken({
+          userId: owner,
+          scopes: 'data.metadata',
+          clientId: 'cli',
+          now: NOW,
+        })
+        await store.save(record)
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(record)
+      })
+
+      it('returns frozen records', async () => {
+        const record = await saved()
+        const found = (await store.findById(record.id))!
+        expect(Object.isFrozen(found)).toBe(true)
+        expect(Object.isFrozen(found.scopes)).toBe(true)
+      })
+
+      it('answers undefined for an unknown hash or id', async () => {
+        expect(await store.findByHash(hashTokenValue(`unknown-${generateRandomBase62(8)}`))).toBeUndefined()
+        expect(await store.findByHash('not a hash')).toBeUndefined()
+        expect(await store.findById(`tok_${generateRandomBase62(16)}`)).toBeUndefined()
+      })
+
+      it('is not affected by later changes to the object it was given', async () => {
+        const { record } = create()
+        const copy = { ...record, scopes: [...record.scopes] }
+        await store.save(copy)
+        copy.scopes.push('data.edit')
+        Object.assign(copy, { name: 'changed' })
+        expect(await store.findById(record.id)).toEqual(record)
+      })
+
+      it('refuses a duplicate id', async () => {
+        const record = await saved()
+        const other = create({ id: record.id }).record
+        await expect(store.save(other)).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(record)
+      })
+
+      it('refuses a duplicate hash', async () => {
+        const record = await saved()
+        const other = { ...create().record, hash: record.hash }
+        await expect(store.save(other)).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(other.id)).toBeUndefined()
+      })
+
+      it.each([
+        ['a token value field', { value: 'dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5' }],
+        ['scopes without public', { scopes: ['data.data'] }],
+        ['a malformed hash', { hash: 'abc' }],
+        ['an explicit undefined field', { expiresAt: undefined }],
+      ])('refuses to save a record with %s', async (_, overrides) => {
+        const invalid = { ...create().record, ...overrides } as TokenRecord
+        await expect(store.save(invalid)).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(invalid.id)).toBeUndefined()
+      })
+
+      it('never puts a token value in an error message', async () => {
+        const value = 'dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5'
+        const invalid = { ...create().record, value } as TokenRecord
+        const error = await store.save(invalid).catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(TokenStoreError)
+        expect(String((error as Error).message)).not.toContain(value.slice(4))
+      })
+    })
+
+    describe('update', () => {
+      it.each([
+        ['a rename', (r: TokenRecord) => renameToken(r, 'deploy')],
+        ['a scope change', (r: TokenRecord) => rescopeToken(r, 'data.overview')],
+        ['a revocation', (r: TokenRecord) => revokeToken(r, NOW + 5)],
+        ['a recorded use', (r: TokenRecord) => touchToken(r, NOW + 5)],
+      ])('makes %s visible to the very next lookup', async (_, change) => {
+        const { record, value } = create()
+        await store.save(record)
+        const changed = change(record)
+        await store.update(changed)
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(changed)
+        expect(await store.findById(record.id)).toEqual(changed)
+        expect(await store.listByOwner(owner)).toEqual([changed])
+      })
+
+      it('refuses an unknown id', async () => {
+        const { record } = create()
+        await expect(store.update(record)).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toBeUndefined()
+      })
+
+      it.each([
+        ['its hash', (r: TokenRecord) => ({ ...r, hash: create().record.hash })],
+        ['its owner', (r: TokenRecord) => ({ ...r, userId: `${r.userId}-other` })],
+        [
+          'its kind',
+          (r: TokenRecord) => ({ ...r, kind: 'oauth' as const, hint: r.hint.replace('dap_', 'dao_') }),
+        ],
+        ['its creation date', (r: TokenRecord) => ({ ...r, createdAt: r.createdAt + 1 })],
+      ])('refuses to change %s', async (_, change) => {
+        const record = await saved()
+        await expect(store.update(change(record))).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(record)
+      })
+
+      it('refuses an invalid record', async () => {
+        const record = await saved()
+        await expect(store.update({ ...record, name: '' })).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(record)
+      })
+
+      it('keeps a revocation permanent: it cannot be cleared or moved', async () => {
+        const record = await saved()
+        const revoked = revokeToken(record, NOW + 5)
+        await store.update(revoked)
+        // A stale copy read before the revocation must not resurrect the token.
+        await expect(store.update(renameToken(record, 'stale'))).rejects.toThrow(TokenStoreError)
+        await expect(store.update({ ...revoked, revokedAt: NOW + 6 })).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(revoked)
+        const renamed = renameToken(revoked, 'archived')
+        await store.update(renamed)
+        expect(await store.findById(record.id)).toEqual(renamed)
+      })
+    })
+
+    describe('listByOwner', () => {
+      it('lists only the owner’s tokens, oldest first, frozen', async () => {
+        const third = await saved({ now: NOW + 30, name: 'third' })
+        const first = await saved({ now: NOW + 10, name: 'first' })
+        const second = await saved({ now: NOW + 20, name: 'second' })
+        await store.save(createApiToken({ userId: `${owner}-other`, name: 'x', scopes: '', now: NOW }).record)
+        const listed = await store.listByOwner(owner)
+        expect(listed).toEqual([first, second, third])
+        expect(Object.isFrozen(listed)).toBe(true)
+        for (const record of listed) expect(Object.isFrozen(record)).toBe(true)
+      })
+
+      it('orders tokens created in the same millisecond by id', async () => {
+        const b = await saved({ id: `b-${generateRandomBase62(8)}` })
+        const c = await saved({ id: `c-${generateRandomBase62(8)}` })
+        const a = await saved({ id: `a-${generateRandomBase62(8)}` })
+        expect(await store.listByOwner(owner)).toEqual([a, b, c])
+      })
+
+      it('includes revoked and expired tokens but never a value', async () => {
+        const { record, value } = create({ expiresAt: NOW + 1 })
+        await store.save(record)
+        await store.update(revokeToken(record, NOW))
+        const listed = await store.listByOwner(owner)
+        expect(listed).toHaveLength(1)
+        expect(JSON.stringify(listed)).not.toContain(value.slice(4))
+      })
+
+      it('answers an empty list for an unknown owner', async () => {
+        expect(await store.listByOwner(`${owner}-nobody`)).toEqual([])
+      })
+    })
+
+    describe('touch', () => {
+      it('sets lastUsedAt and never moves it backwards', async () => {
+        const record = await saved()
+        await store.touch(record.id, NOW + 100)
+        expect((await store.findById(record.id))?.lastUsedAt).toBe(NOW + 100)
+        await store.touch(record.id, NOW + 50)
+        expect((await store.findById(record.id))?.lastUsedAt).toBe(NOW + 100)
+        await store.touch(record.id, NOW + 200)
+        expect(await store.findById(record.id)).toEqual({ ...record, lastUsedAt: NOW + 200 })
+      })
+
+      it('changes only lastUsedAt: a late touch cannot undo a revocation or scope change', async () => {
+        const { record, value } = create()
+        await store.save(record)
+        const changed = revokeToken(rescopeToken(record, 'data.overview'), NOW + 5)
+        await store.update(changed)
+        await store.touch(record.id, NOW + 10)
+        expect(await store.findByHash(hashTokenValue(value))).toEqual({ ...changed, lastUsedAt: NOW + 10 })
+      })
+
+      it('returns frozen records after a touch', async () => {
+        const record = await saved()
+        await store.touch(record.id, NOW + 1)
+        expect(Object.isFrozen(await store.findById(record.id))).toBe(true)
+      })
+
+      it('refuses an unknown id', async () => {
+        await expect(store.touch(`tok_${generateRandomBase62(16)}`, NOW)).rejects.toThrow(TokenStoreError)
+      })
+    })
+  })
+}
