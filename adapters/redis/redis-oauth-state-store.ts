@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
 import { TokenStoreError } from '../../src/errors.js'
@@ -18,6 +17,7 @@ import {
   defineScript,
   type LuaScript,
   openConnection,
+  type RedisConnection,
   type RedisTarget,
   whenReady,
 } from './connection.js'
@@ -35,9 +35,17 @@ import { decodeRecord, requireNow, storeFailure, validateRecord } from './record
 
 /** Options of {@link RedisOAuthStateStore}. */
 export interface RedisOAuthStateStoreOptions {
-  /** Where Redis is: `redis://HOST:PORT`, or ioredis options (TLS, Sentinel, password). */
+  /**
+   * Where Redis is: `redis://HOST:PORT` or ioredis options for one server;
+   * `redis-cluster://HOST:PORT,HOST:PORT` or `{ cluster: [...seeds], options }` for a Redis Cluster.
+   */
   readonly redis: RedisTarget
-  /** Prefix of every key; default `dap:`, the token store's. */
+  /**
+   * Prefix of every key; default `dap:`, the token store's. Keys are `{PREFIXoauth}:…`: the hash
+   * tag keeps all OAuth state in one cluster slot, so that the scripts that check one record
+   * against another (a user code held by another grant, a refresh token of another family) stay
+   * atomic on a cluster.
+   */
   readonly keyPrefix?: string
   /** How long one Redis command may take before it fails, in ms; default 500. */
   readonly commandTimeoutMs?: number
@@ -79,7 +87,7 @@ function parseCount(text: string | null, what: string): number | undefined {
  * await handleTokenRequest(params, { state, tokens, clients, now: Date.now() })
  */
 export class RedisOAuthStateStore implements OAuthStateStore {
-  readonly #client: Redis
+  readonly #client: RedisConnection
   readonly #prefix: string
   readonly #scripts: Readonly<Record<string, LuaScript>>
 
@@ -88,7 +96,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
     const parsed = optionsSchema.safeParse(options)
     if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
     const { redis, keyPrefix, commandTimeoutMs } = parsed.data
-    this.#prefix = `${keyPrefix}oauth:`
+    this.#prefix = `{${keyPrefix}oauth}:`
     this.#client = openConnection(redis, commandTimeoutMs, `dap-oauth-${generateRandomBase62(16)}`)
     this.#client.on('error', () => {})
     const sources = {
