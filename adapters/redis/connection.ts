@@ -110,7 +110,7 @@ export function openConnection(
       maxRetriesPerRequest: __,
       ...nodeOptions
     } = failClosed(commandTimeoutMs, connectionName)
-    return new Cluster([...cluster.cluster], {
+    const client = new Cluster([...cluster.cluster], {
       ...cluster.options,
       redisOptions: { ...cluster.options?.redisOptions, ...nodeOptions, maxRetriesPerRequest: 0 },
       enableOfflineQueue: false,
@@ -123,6 +123,12 @@ export function openConnection(
       slotsRefreshInterval: 1000,
       slotsRefreshTimeout: commandTimeoutMs,
     })
+    // ioredis connects to a node on its first command, and without an offline queue refuses the
+    // commands that come while it connects: connect every node as soon as it is known.
+    client.on('+node', (node: Redis) => {
+      if (node.status === 'wait') node.connect().catch(() => {})
+    })
+    return client
   }
   if (typeof target === 'string') {
     if (!/^rediss?:\/\//.test(target) || !URL.canParse(target)) {
@@ -205,8 +211,19 @@ export async function replicasHaving(
   return node.wait(count, timeoutMs)
 }
 
-/** Resolves once the connection is ready, or rejects with a `TokenStoreError` after `timeoutMs`. */
-export function whenReady(client: RedisConnection, timeoutMs: number): Promise<void> {
+/**
+ * Resolves once the connection is ready (on a cluster, its connection to every master too), or
+ * rejects with a `TokenStoreError` after `timeoutMs`.
+ */
+export async function whenReady(client: RedisConnection, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  await whenOneReady(client, timeoutMs)
+  if (!(client instanceof Cluster)) return
+  const masters = client.nodes('master')
+  await Promise.all(masters.map((node) => whenOneReady(node, Math.max(0, deadline - Date.now()))))
+}
+
+function whenOneReady(client: RedisConnection, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve()
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
