@@ -1,11 +1,12 @@
 /**
  * Where the server keeps tokens and OAuth state (`--store`): in process memory (one instance), or
- * on a Redis server that several instances share (design §6, §9; docs/deployment.md).
+ * on a Redis server or Redis Cluster that several instances share (design §6, §9;
+ * docs/deployment.md).
  */
 import type { OAuthStateStore, TokenStore } from '../../src/index.js'
 import type { StoreOption } from './flags.js'
 
-/** The shared stores of a `--store redis://…` server, and how to let go of them. */
+/** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
 export interface SharedStores {
   readonly tokens: TokenStore
   /** Codes, device grants and refresh tokens, for the OAuth routes. */
@@ -18,7 +19,8 @@ export interface SharedStores {
 const CONNECT_TIMEOUT_MS = 5000
 
 /**
- * Opens the Redis stores for `--store redis://…`, connected and subscribed, or `undefined` for
+ * Opens the Redis stores for `--store redis://…` or `redis-cluster://…`, connected and
+ * subscribed, or `undefined` for
  * `--store memory` (the app then builds its own memory stores).
  *
  * @throws {Error} when Redis does not answer within five seconds.
