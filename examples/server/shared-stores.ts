@@ -5,12 +5,17 @@
  */
 import type { OAuthStateStore, TokenStore } from '../../src/index.js'
 import type { StoreOption } from './flags.js'
+import type { SessionStore } from './web/sessions.js'
 
 /** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
 export interface SharedStores {
   readonly tokens: TokenStore
   /** Codes, device grants and refresh tokens, for the OAuth routes. */
   readonly oauthState: OAuthStateStore
+  /** The pages' sign-in sessions, valid on every instance. */
+  readonly sessions: SessionStore
+  /** The sign-in form's CSRF key, the same on every instance. */
+  readonly signInKey: Uint8Array
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -27,20 +32,33 @@ const CONNECT_TIMEOUT_MS = 5000
  * @example
  * const shared = await openSharedStores({ kind: 'redis', url: 'redis://127.0.0.1:6379' })
  */
-export async function openSharedStores(option: StoreOption): Promise<SharedStores | undefined> {
+export async function openSharedStores(
+  option: StoreOption,
+  now: () => number = Date.now,
+): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
   const { RedisOAuthStateStore, RedisTokenStore } = await import('../../adapters/redis/index.js')
+  const { RedisSessionStore } = await import('./web/redis-sessions.js')
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
+  const sessions = RedisSessionStore.open(option.url, now, { timeoutMs: CONNECT_TIMEOUT_MS })
   const close = async () => {
-    await Promise.all([tokens.close(), oauthState.close()])
+    await Promise.all([
+      tokens.close(),
+      oauthState.close(),
+      sessions.then(
+        (store) => store.close(),
+        () => {},
+      ),
+    ])
   }
   try {
     await Promise.all([tokens.ready(CONNECT_TIMEOUT_MS), oauthState.ready(CONNECT_TIMEOUT_MS)])
+    const opened = await sessions
+    return { tokens, oauthState, sessions: opened, signInKey: await opened.signInKey(), close }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })
   }
-  return { tokens, oauthState, close }
 }

@@ -87,8 +87,14 @@ describe('command line', () => {
     [['--trust-proxy', 'loopback,::/0'], `--trust-proxy: "::/0" ${PREFIX_ZERO}`],
     // The IPv4-mapped spelling of 0.0.0.0/0, which proxy-addr would accept and trust every IPv4 peer.
     [['--trust-proxy', '::ffff:0.0.0.0/96'], `--trust-proxy: "::ffff:0.0.0.0/96" ${PREFIX_ZERO}`],
-    [['--store', 'postgres://db'], '--store: "postgres://db" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list'],
-    [['--store', 'redis://cache'], '--store: "redis://cache" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list'],
+    [
+      ['--store', 'postgres://db'],
+      '--store: "postgres://db" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list',
+    ],
+    [
+      ['--store', 'redis://cache'],
+      '--store: "redis://cache" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list',
+    ],
     [
       ['--store', 'redis://cache:6379/0'],
       '--store: "redis://cache:6379/0" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list',
