@@ -54,8 +54,11 @@ export async function openSharedStores(
     ])
   }
   try {
-    await Promise.all([tokens.ready(CONNECT_TIMEOUT_MS), oauthState.ready(CONNECT_TIMEOUT_MS)])
-    const opened = await sessions
+    const [, , opened] = await Promise.all([
+      tokens.ready(CONNECT_TIMEOUT_MS),
+      oauthState.ready(CONNECT_TIMEOUT_MS),
+      sessions,
+    ])
     return { tokens, oauthState, sessions: opened, signInKey: await opened.signInKey(), close }
   } catch (error) {
     await close()
