@@ -232,7 +232,7 @@ describe('two reference servers on one Redis Cluster', () => {
       const answers = await Promise.all(
         [a, b].flatMap((instance) => [status(instance, valid!), status(instance, revoked!)]),
       )
-      answers.forEach((code, i) => seen[i % 2 === 0 ? 'valid' : 'revoked'].add(code))
+      for (const [i, code] of answers.entries()) seen[i % 2 === 0 ? 'valid' : 'revoked'].add(code)
       return answers
     }
     await until(async () => (await sample()).every((code) => code === 503), 10 * SECOND, '503 during the gap')

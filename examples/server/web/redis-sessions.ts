@@ -159,7 +159,6 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async setNotice(id: string, notice: string): Promise<void> {
-    const key = this.#key(id)
     // Only on a session that still exists: a notice must not bring back a signed-out one.
     await this.#run('leave a notice', () => this.#client.eval(TOUCH, 1, this.#key(id), 'notice', notice, 0))
   }
