@@ -38,28 +38,23 @@ export async function openSharedStores(
 ): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
-  const { RedisOAuthStateStore, RedisTokenStore } = await import('../../adapters/redis/index.js')
-  const { RedisSessionStore } = await import('./web/redis-sessions.js')
+  const [{ RedisOAuthStateStore, RedisTokenStore }, { RedisSessionStore }] = await Promise.all([
+    import('../../adapters/redis/index.js'),
+    import('./web/redis-sessions.js'),
+  ])
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
-  const sessions = RedisSessionStore.open(option.url, now, { timeoutMs: CONNECT_TIMEOUT_MS })
+  const sessions = new RedisSessionStore(option.url, now)
   const close = async () => {
-    await Promise.all([
-      tokens.close(),
-      oauthState.close(),
-      sessions.then(
-        (store) => store.close(),
-        () => {},
-      ),
-    ])
+    await Promise.all([tokens.close(), oauthState.close(), sessions.close()])
   }
   try {
-    const [, , opened] = await Promise.all([
+    await Promise.all([
       tokens.ready(CONNECT_TIMEOUT_MS),
       oauthState.ready(CONNECT_TIMEOUT_MS),
-      sessions,
+      sessions.ready(CONNECT_TIMEOUT_MS),
     ])
-    return { tokens, oauthState, sessions: opened, signInKey: await opened.signInKey(), close }
+    return { tokens, oauthState, sessions, signInKey: await sessions.signInKey(), close }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })

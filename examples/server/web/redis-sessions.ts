@@ -55,7 +55,8 @@ const storedSchema = z.object({
  * Sessions on Redis, one hash per session keyed by the SHA-256 of its id.
  *
  * @example
- * const sessions = await RedisSessionStore.open('redis://127.0.0.1:6379', Date.now)
+ * const sessions = new RedisSessionStore('redis://127.0.0.1:6379', Date.now)
+ * await sessions.ready()
  * const session = await sessions.create('alice')
  * await sessions.close()
  */
@@ -64,31 +65,17 @@ export class RedisSessionStore implements SessionStore {
   readonly #now: () => number
   readonly #prefix: string
 
-  private constructor(client: RedisConnection, now: () => number, prefix: string) {
-    this.#client = client
+  /** Connects to a `redis://` URL or a `redis-cluster://` list, as the token store takes them. */
+  constructor(target: RedisTarget, now: () => number, options: { readonly keyPrefix?: string } = {}) {
+    this.#client = openConnection(target, 500, `dap-sessions-${randomBytes(8).toString('hex')}`)
+    this.#client.on('error', () => {})
     this.#now = now
-    this.#prefix = prefix
+    this.#prefix = options.keyPrefix ?? 'dap:'
   }
 
-  /**
-   * Connects (a `redis://` URL or a `redis-cluster://` list, as the token store takes them).
-   *
-   * @throws {TokenStoreError} when Redis is not ready within `timeoutMs`.
-   */
-  static async open(
-    target: RedisTarget,
-    now: () => number,
-    options: { readonly keyPrefix?: string; readonly timeoutMs?: number } = {},
-  ): Promise<RedisSessionStore> {
-    const client = openConnection(target, 500, `dap-sessions-${randomBytes(8).toString('hex')}`)
-    client.on('error', () => {})
-    try {
-      await whenReady(client, options.timeoutMs ?? 5000)
-    } catch (error) {
-      await closeConnection(client)
-      throw error
-    }
-    return new RedisSessionStore(client, now, options.keyPrefix ?? 'dap:')
+  /** Resolves once connected; rejects with a `TokenStoreError` after `timeoutMs`. */
+  ready(timeoutMs = 5000): Promise<void> {
+    return whenReady(this.#client, timeoutMs)
   }
 
   /**
