@@ -11,6 +11,7 @@ import {
   refreshFamilyRecordSchema,
 } from '../../src/oauth/oauth-state-records.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
+import { requireNow, validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import {
   closeConnection,
@@ -31,7 +32,7 @@ import {
   SAVE_FAMILY,
   SAVE_GRANT,
 } from './oauth-state-scripts.js'
-import { decodeRecord, requireNow, storeFailure, validateRecord } from './record-codec.js'
+import { decodeRecord, storeFailure } from './record-codec.js'
 
 /** Options of {@link RedisOAuthStateStore}. */
 export interface RedisOAuthStateStoreOptions {
