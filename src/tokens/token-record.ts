@@ -238,6 +238,20 @@ type RecordFields = {
   readonly clientId?: string | undefined
 }
 
+// An API token's fields from the host's options, checked in this order; a given expiry must lie
+// after `expiryAfter` (an import may carry one already past).
+function apiTokenFields(options: CreateApiTokenOptions, expiryAfter: number | undefined): RecordFields {
+  return {
+    id: chooseId(options.id),
+    kind: 'api',
+    userId: requireUserId(options.userId),
+    name: normalizeName(options.name),
+    scopes: grantedScopes(options.scopes),
+    now: options.now,
+    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, expiryAfter),
+  }
+}
+
 function buildRecord(value: string, fields: RecordFields): TokenRecord {
   return freezeRecord({
     id: fields.id,
@@ -265,15 +279,7 @@ function buildRecord(value: string, fields: RecordFields): TokenRecord {
  */
 export function createApiToken(options: CreateApiTokenOptions): CreatedToken {
   requireNow(options.now)
-  const fields: RecordFields = {
-    id: chooseId(options.id),
-    kind: 'api',
-    userId: requireUserId(options.userId),
-    name: normalizeName(options.name),
-    scopes: grantedScopes(options.scopes),
-    now: options.now,
-    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, options.now),
-  }
+  const fields = apiTokenFields(options, options.now)
   const value = generateTokenValue('api')
   return Object.freeze({ record: buildRecord(value, fields), value })
 }
@@ -326,15 +332,7 @@ export function importApiToken(options: ImportApiTokenOptions): TokenRecord {
   if (!isWellFormedTokenValue(value) || tokenKindOf(value) !== 'api') {
     throw new TokenFormatError('value is not a well-formed API token (dap_ + 32 base62 + checksum)')
   }
-  return buildRecord(value, {
-    id: chooseId(options.id),
-    kind: 'api',
-    userId: requireUserId(options.userId),
-    name: normalizeName(options.name),
-    scopes: grantedScopes(options.scopes),
-    now: options.now,
-    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, undefined),
-  })
+  return buildRecord(value, apiTokenFields(options, undefined))
 }
 
 /**
