@@ -11,7 +11,7 @@ import {
   refreshFamilyRecordSchema,
 } from '../../src/oauth/oauth-state-records.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
-import { requireNow, validateRecord } from '../../src/tokens/store-records.js'
+import { live, requireNow, validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import {
   closeConnection,
@@ -54,10 +54,6 @@ type Retained = { readonly createdAt: number; readonly retainUntil: number }
 
 function expiryOf(record: Retained): number {
   return Math.max(1, record.retainUntil - record.createdAt) + EXPIRY_GRACE_MS
-}
-
-function live<T extends { readonly retainUntil: number }>(record: T | undefined, now: number): T | undefined {
-  return record !== undefined && now < record.retainUntil ? record : undefined
 }
 
 function parseCount(text: string | null, what: string): number | undefined {

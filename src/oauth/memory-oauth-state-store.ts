@@ -1,5 +1,5 @@
 import { TokenStoreError } from '../errors.js'
-import { deepFreeze, requireNow, validateRecord } from '../tokens/store-records.js'
+import { deepFreeze, live, requireNow, validateRecord } from '../tokens/store-records.js'
 import {
   type AuthorizationCodeRecord,
   authorizationCodeRecordSchema,
@@ -15,10 +15,6 @@ type Counter = { readonly count: number; readonly resetAt: number }
 // A full sweep of expired entries runs at most this often (by the injected clock), keeping saves O(1)
 // amortized while bounding memory to what was retained in the last interval.
 const SWEEP_INTERVAL_MS = 60_000
-
-function live<T extends { readonly retainUntil: number }>(record: T | undefined, now: number): T | undefined {
-  return record !== undefined && now < record.retainUntil ? record : undefined
-}
 
 /**
  * The embedded OAuth state store: validated, frozen records in process memory, lost on restart and

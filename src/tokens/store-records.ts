@@ -1,7 +1,7 @@
 /**
  * What every store (in memory or in Redis, tokens or OAuth state) does with the records it keeps:
- * validate them on the way in, describe a mismatch by field, freeze what it hands out, and refuse a
- * clock value that is not epoch milliseconds.
+ * validate them on the way in, describe a mismatch by field, freeze what it hands out, hide what is
+ * past its retention, and refuse a clock value that is not epoch milliseconds.
  */
 import type { z } from 'zod'
 import { formatConfigPath, TokenStoreError } from '../errors.js'
@@ -41,6 +41,14 @@ export function deepFreeze<T>(value: T): T {
     Object.freeze(value)
   }
   return value
+}
+
+/** The record while it is retained (`now` before its `retainUntil`), else undefined: gone. */
+export function live<T extends { readonly retainUntil: number }>(
+  record: T | undefined,
+  now: number,
+): T | undefined {
+  return record !== undefined && now < record.retainUntil ? record : undefined
 }
 
 /** Refuses a clock value that is not epoch milliseconds. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { TokenStoreError } from '../../src/errors.js'
-import { deepFreeze, requireNow, validateRecord } from '../../src/tokens/store-records.js'
+import { deepFreeze, live, requireNow, validateRecord } from '../../src/tokens/store-records.js'
 
 // The one copy of what the memory and Redis stores do with records: these pin its wording.
 const schema = z.object({ id: z.string().min(3, 'too short'), tags: z.array(z.string('not a tag')) })
@@ -40,5 +40,14 @@ describe('deepFreeze and requireNow', () => {
 
   test('accepts epoch milliseconds', () => {
     expect(() => requireNow(1_700_000_000_000)).not.toThrow()
+  })
+})
+
+describe('live', () => {
+  test.each([
+    [999, true],
+    [1000, false],
+  ])('at %s a record retained until 1000 is live: %s', (now, expected) => {
+    expect(live({ retainUntil: 1000 }, now) !== undefined).toBe(expected)
   })
 })
