@@ -18,7 +18,7 @@ import {
 } from './listing.js'
 import { readJsonObject, unknownKey } from './request-body.js'
 import type { ApiRequest, Route, RouteAccess, RouteResult, RouteSet } from './route-set.js'
-import { isValidText, MAX_TEXT_LENGTH } from './seed-schema.js'
+import { isValidText, MAX_TEXT_LENGTH } from './seed-shapes.js'
 
 /** What the API routes work on. */
 export interface ApiContext {

@@ -8,7 +8,7 @@
  */
 import { ConfigError, compileExportRestrictions } from '../../src/index.js'
 import { parseAddressRule } from '../../src/restrictions/ip-address.js'
-import { quote } from './seed-schema.js'
+import { quote } from './seed-messages.js'
 
 /** Nobody is trusted, or these peers are. */
 export type TrustProxy = false | readonly string[]
