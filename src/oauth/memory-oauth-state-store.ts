@@ -1,5 +1,5 @@
 import { TokenStoreError } from '../errors.js'
-import { deepFreeze, live, requireNow, validateRecord } from '../tokens/store-records.js'
+import { deepFreeze, live, requireStoreNow, validateRecord } from '../tokens/store-records.js'
 import {
   type AuthorizationCodeRecord,
   authorizationCodeRecordSchema,
@@ -42,7 +42,7 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async findAuthorizationCode(hash: string, now: number): Promise<AuthorizationCodeRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     return live(this.#codes.get(hash), now)
   }
 
@@ -67,12 +67,12 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async findDeviceGrant(deviceCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     return live(this.#grants.get(deviceCodeHash), now)
   }
 
   async findDeviceGrantByUserCode(userCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const deviceCodeHash = this.#grantsByUserCode.get(userCodeHash)
     return deviceCodeHash === undefined ? undefined : live(this.#grants.get(deviceCodeHash), now)
   }
@@ -98,12 +98,12 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async findRefreshFamily(id: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     return live(this.#families.get(id), now)
   }
 
   async findRefreshFamilyByTokenHash(hash: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const id = this.#familiesByTokenHash.get(hash)
     return id === undefined ? undefined : live(this.#families.get(id), now)
   }
@@ -120,13 +120,13 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async countUserCodeFailures(key: string, now: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     const counter = this.#failures.get(key)
     return counter !== undefined && now < counter.resetAt ? counter.count : 0
   }
 
   async recordUserCodeFailure(key: string, now: number, windowMs: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     if (!Number.isSafeInteger(windowMs) || windowMs <= 0) {
       throw new TokenStoreError('windowMs must be a positive integer')
     }

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod'
 import { formatConfigPath, TokenStoreError } from '../errors.js'
+import { isEpochMilliseconds } from './clock.js'
 
 /**
  * Every issue of a failed validation as `path: message`, joined by `; `. Schemas report shapes,
@@ -51,7 +52,7 @@ export function live<T extends { readonly retainUntil: number }>(
   return record !== undefined && now < record.retainUntil ? record : undefined
 }
 
-/** Refuses a clock value that is not epoch milliseconds. */
-export function requireNow(now: number): void {
-  if (!Number.isSafeInteger(now) || now < 0) throw new TokenStoreError('now must be epoch milliseconds')
+/** Refuses a clock value that is not epoch milliseconds, as a store error. */
+export function requireStoreNow(now: number): void {
+  if (!isEpochMilliseconds(now)) throw new TokenStoreError('now must be epoch milliseconds')
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { parseScopes, SCOPES, type Scope, ScopeSet } from '../decisions/scopes.js'
-import { ConfigError, InvalidArgumentError, TokenFormatError } from '../errors.js'
+import { ConfigError, TokenFormatError } from '../errors.js'
+import { requireNow } from './clock.js'
 import {
   generateRandomBase62,
   generateTokenValue,
@@ -177,10 +178,6 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
     }
   })
   .readonly()
-
-function requireNow(now: number): void {
-  if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('now must be epoch milliseconds')
-}
 
 function normalizeName(name: unknown): string {
   if (typeof name !== 'string') throw new ConfigError(['name'], 'must be a string')

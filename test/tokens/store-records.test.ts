@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { TokenStoreError } from '../../src/errors.js'
-import { deepFreeze, live, requireNow, validateRecord } from '../../src/tokens/store-records.js'
+import { deepFreeze, live, requireStoreNow, validateRecord } from '../../src/tokens/store-records.js'
 
 // The one copy of what the memory and Redis stores do with records: these pin its wording.
 const schema = z.object({ id: z.string().min(3, 'too short'), tags: z.array(z.string('not a tag')) })
@@ -28,18 +28,18 @@ describe('validateRecord', () => {
   })
 })
 
-describe('deepFreeze and requireNow', () => {
+describe('deepFreeze and requireStoreNow', () => {
   test('freezes nested values', () => {
     const record = deepFreeze({ a: { b: [1] } })
     expect(Object.isFrozen(record.a.b)).toBe(true)
   })
 
   test.each([-1, 1.5, Number.NaN, 2 ** 53])('refuses the clock value %s', (now) => {
-    expect(() => requireNow(now)).toThrow(TokenStoreError)
+    expect(() => requireStoreNow(now)).toThrow(TokenStoreError)
   })
 
   test('accepts epoch milliseconds', () => {
-    expect(() => requireNow(1_700_000_000_000)).not.toThrow()
+    expect(() => requireStoreNow(1_700_000_000_000)).not.toThrow()
   })
 })
 
