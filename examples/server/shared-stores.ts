@@ -3,7 +3,8 @@
  * on a Redis server or Redis Cluster that several instances share (design §6, §9;
  * docs/deployment.md).
  */
-import type { OAuthStateStore, TokenStore } from '../../src/index.js'
+import type { TokenStore } from '../../src/index.js'
+import type { OAuthStateStore } from '../../src/oauth/index.js'
 import type { StoreOption } from './flags.js'
 import type { SessionStore } from './web/sessions.js'
 

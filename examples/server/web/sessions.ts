@@ -8,7 +8,7 @@
  * started on one instance is valid on all and a sign-out on one ends it on all.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { isLoopbackAddress } from '../../../src/authentication/transport.js'
+import { isSecureTransport } from '../../../src/index.js'
 import { type CookieOptions, serializeCookie } from '../cookies.js'
 import type { ApiRequest } from '../route-set.js'
 
@@ -89,7 +89,8 @@ export function randomToken(): string {
  * (a developer's own machine), where a `Secure` cookie would never come back.
  */
 export function isLoopbackHttp(request: Pick<ApiRequest, 'protocol' | 'clientAddress'>): boolean {
-  return request.protocol === 'http' && isLoopbackAddress(request.clientAddress)
+  // Plain HTTP that the transport rule still accepts: only loopback is.
+  return request.protocol === 'http' && isSecureTransport(request)
 }
 
 /**
