@@ -164,8 +164,8 @@ describe('two reference servers on one Redis Cluster', () => {
       perMaster.set(owner, (perMaster.get(owner) ?? 0) + 1)
     }
     expect([...perMaster.keys()].sort()).toEqual(masters)
-    // 60 random hashes over three masters: each holds some (a fifth of them at the very least).
-    for (const count of perMaster.values()) expect(count).toBeGreaterThanOrEqual(12)
+    // 60 random hashes over three masters, ~20 each: fewer than 5 on one has odds of about 1 in 30,000.
+    for (const count of perMaster.values()) expect(count).toBeGreaterThanOrEqual(5)
     for (const instance of [a, b]) {
       const answers = await Promise.all(VALUES.map((value) => status(instance, value)))
       expect(answers.every((code) => code === 200)).toBe(true)
