@@ -19,6 +19,9 @@ import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 const ROOT = join(import.meta.dirname, '..', '..')
 const MAIN = join(ROOT, 'examples', 'server', 'main.ts')
 const SECOND = 1000
+// How long a wait for a condition may last before it fails: generous, so that a busy machine never
+// fails a test the code passes. The contract's own bounds (a second) are asserted on the measured time.
+const PATIENCE = 10 * SECOND
 const PASSWORD = 'alice-password-for-redis-tests'
 
 const directory = mkdtempSync(join(tmpdir(), 'dap-redis-servers-'))
@@ -222,7 +225,7 @@ describe('two reference servers on one Redis', () => {
     const list = await client.get('/settings/tokens')
     const revoked = await client.post(action, { confirm: 'yes', csrf_token: csrfOf(list.body, action) })
     expect(revoked.status).toBe(303)
-    const elapsed = await until(b, PAGES, 401, 2 * SECOND)
+    const elapsed = await until(b, PAGES, 401, PATIENCE)
     expect(elapsed).toBeLessThan(SECOND)
     expect(await status(a, PAGES)).toBe(401)
   })
@@ -256,10 +259,7 @@ describe('two reference servers on one Redis', () => {
     try {
       expect((await recordOf(RESEED.revoked)).revokedAt).toBeDefined()
       // The instances that were running see the revocation within a second, like any other.
-      await Promise.all([
-        until(a, RESEED.revoked, 401, 2 * SECOND),
-        until(b, RESEED.revoked, 401, 2 * SECOND),
-      ])
+      await Promise.all([until(a, RESEED.revoked, 401, PATIENCE), until(b, RESEED.revoked, 401, PATIENCE)])
       expect(await status(c, RESEED.revoked)).toBe(401)
       for (const instance of [a, b, c]) expect(await status(instance, RESEED.rescoped)).toBe(200)
       expect((await recordOf(RESEED.rescoped)).scopes).toEqual(['public', 'data.overview'])
@@ -352,7 +352,7 @@ describe('two reference servers on one Redis', () => {
     await redis.snapshot()
     await redis.kill()
     const killedAt = performance.now()
-    await Promise.all([until(a, KILLED, 503, 2 * SECOND), until(b, KILLED, 503, 2 * SECOND)])
+    await Promise.all([until(a, KILLED, 503, PATIENCE), until(b, KILLED, 503, PATIENCE)])
     expect(performance.now() - killedAt).toBeLessThan(SECOND)
     // Down is down: nothing is allowed from a cache while Redis is away.
     await sleep(1200)
@@ -361,12 +361,12 @@ describe('two reference servers on one Redis', () => {
       expect(await status(instance, REVOKED[0]!)).toBe(503)
     }
     await redis.restart()
-    await Promise.all([until(a, KILLED, 200, 5 * SECOND), until(b, KILLED, 200, 5 * SECOND)])
+    await Promise.all([until(a, KILLED, 200, PATIENCE), until(b, KILLED, 200, PATIENCE)])
     for (const instance of [a, b]) {
       expect(await status(instance, REVOKED[0]!)).toBe(401)
       expect(await status(instance, PAGES)).toBe(401)
     }
-  }, 20_000)
+  }, 60_000)
 
   test('a server whose Redis does not answer does not start: exit code 1 and one line', async () => {
     const unreachable = redis.url.replace(/:\d+$/, ':1')
