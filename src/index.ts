@@ -100,7 +100,7 @@ export {
   type TokenKind,
   tokenKindOf,
 } from './tokens/token-format.js'
-export { hashTokenValue, hashTokenValueAsync } from './tokens/token-hash.js'
+export { hashTokenValue, hashTokenValueAsync, supportsSyncTokenHash } from './tokens/token-hash.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,

@@ -57,9 +57,22 @@ export interface ExpressAccessControlOptions {
   readonly policy: AccessPolicy
 }
 
-/** Describes the route's resource to the policy, or `undefined` when there is no such resource (404). */
+/**
+ * A request whose caller is authenticated: what a resolver receives. Express types every request
+ * alike, so a handler behind `authenticate` still sees `req.principal` as optional (it is set there).
+ *
+ * @typeParam P - the route's parameters, e.g. `{ owner: string; name: string }` for `/:owner/:name`.
+ */
+export type AuthenticatedRequest<P = ParamsDictionary> = Request<P> & { principal: Principal }
+
+/**
+ * Describes the route's resource to the policy, or `undefined` when there is no such resource (404).
+ * It runs after authentication, so `req.principal` is set.
+ *
+ * @typeParam P - the route's parameters (Express 5 types them `string | string[]` by default).
+ */
 export type ExpressResourceResolver<P = ParamsDictionary> = (
-  req: Request<P>,
+  req: AuthenticatedRequest<P>,
 ) => Resource | undefined | Promise<Resource | undefined>
 
 /** Express middleware and response helpers bound to one policy. */
@@ -149,7 +162,12 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
         try {
           const principal = await principalOf(req, res)
           if (principal === undefined) return
-          decision = await policy.guard(principal, operation, () => resolve(req), requestFacts(req.ip))
+          decision = await policy.guard(
+            principal,
+            operation,
+            () => resolve(Object.assign(req, { principal })),
+            requestFacts(req.ip),
+          )
         } catch {
           return sendDenial(res, deny('service_unavailable'))
         }
