@@ -67,8 +67,9 @@ export type AccessEnv = { Variables: AccessVariables }
  * Describes the route's resource to the policy, or `undefined` when there is no such resource (404).
  * It runs after authentication, so `c.get('principal')` is set.
  *
- * @typeParam P - the route's path, as Hono types it: `c.req.param('owner')` is a `string` on
- * `/:owner/:name`. Inferred when the resolver is written inline in `require`.
+ * @typeParam P - a path as Hono types routes: with `'/:owner/:name'`, `c.req.param('owner')` is a
+ * `string`, and the resolver fits every route whose path has those parameters. Hono does not pass
+ * the route's path to a middleware written inline, so name it there: `require<'/:owner/:name'>(…)`.
  */
 export type HonoResourceResolver<P extends string = string> = (
   c: Context<AccessEnv, P>,
