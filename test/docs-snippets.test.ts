@@ -12,6 +12,7 @@ const SNIPPETS = join(root, '.snippets')
 // The package's public names, mapped to the sources they are built from (tsup.config.ts).
 const ENTRY_POINTS: Record<string, string> = {
   'data-access-policy': 'src/index.ts',
+  'data-access-policy/oauth': 'src/oauth/index.ts',
   'data-access-policy/express': 'adapters/express/index.ts',
   'data-access-policy/fastify': 'adapters/fastify/index.ts',
   'data-access-policy/hono': 'adapters/hono/index.ts',

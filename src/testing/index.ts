@@ -5,6 +5,8 @@
  * @packageDocumentation
  * @module data-access-policy/testing
  */
+
+export { type DecideInput, decide } from '../decisions/decide.js'
 export { type ExpectedDecision, expectDecision } from './expect-decision.js'
 export {
   FIXED_NOW,
