@@ -144,7 +144,7 @@ const CANARY = join(SNIPPETS, 'canary.ts')
 const results = check(
   new Map([
     ...snippets.map((snippet) => [snippet.file, snippet.code] as const),
-    [CANARY, "import { decide } from 'data-access-policy'\ndecide({ operation: 'table.read' })\nexport {}\n"],
+    [CANARY, "import { decide } from 'data-access-policy/testing'\ndecide({ operation: 'table.read' })\nexport {}\n"],
   ]),
 )
 
