@@ -8,6 +8,7 @@ export default defineConfig({
     fastify: 'adapters/fastify/index.ts',
     hono: 'adapters/hono/index.ts',
     testing: 'src/testing/index.ts',
+    'testing/arbitraries': 'src/testing/arbitraries.ts',
     client: 'src/client.ts',
     redis: 'adapters/redis/index.ts',
     cli: 'cli/bin.ts',

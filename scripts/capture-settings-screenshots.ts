@@ -8,13 +8,14 @@ import { chromium } from 'playwright-core'
 import { DEMO_SEED } from '../examples/server/demo-seed.js'
 import { loadSeed } from '../examples/server/seed.js'
 import { startServer } from '../examples/server/server.js'
+import { CHROMIUM } from './test-tools.mjs'
 
 const images = join(import.meta.dirname, '..', 'docs', 'images')
 mkdirSync(images, { recursive: true })
 const profile = mkdtempSync(join(tmpdir(), 'dap-chromium-'))
 const server = await startServer({ seed: await loadSeed(DEMO_SEED), port: 0 })
 const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
+  executablePath: CHROMIUM,
   headless: true,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
   viewport: { width: 900, height: 720 },

@@ -5,16 +5,19 @@ import { createAccessPolicy } from '../src/policy.js'
 import { isExportRestrictions } from '../src/restrictions/export-restrictions.js'
 import {
   datasetArbitrary,
-  expectDecision,
   exportRestrictionsArbitrary,
+  scopeSetArbitrary,
+} from '../src/testing/arbitraries.js'
+import {
+  expectDecision,
   FIXED_NOW,
   fixedClock,
   PRINCIPALS,
   principalWith,
-  scopeSetArbitrary,
   tokenFixture,
 } from '../src/testing/index.js'
 import { MemoryTokenStore } from '../src/tokens/memory-token-store.js'
+import { packagesReachedFrom } from './adapters/runtime-imports.js'
 
 const hidden = { kind: 'dataset', publicLevel: 'none', userLevel: 'data' } as const
 
@@ -114,5 +117,15 @@ describe('arbitraries', () => {
       ),
       { numRuns: 200, seed: 1 },
     )
+  })
+})
+
+describe('entries', () => {
+  // fast-check is an optional peer: a host without it can still use the fixtures and expectDecision.
+  test.each([
+    ['src/testing/index.ts', false],
+    ['src/testing/arbitraries.ts', true],
+  ])('%s loads fast-check: %s', (entry, loadsFastCheck) => {
+    expect(packagesReachedFrom(entry).has('fast-check')).toBe(loadsFastCheck)
   })
 })

@@ -12,6 +12,7 @@ const ENTRIES = [
   'adapters/hono/index.ts',
   'adapters/redis/index.ts',
   'src/testing/index.ts',
+  'src/testing/arbitraries.ts',
   'src/client.ts',
 ]
 

@@ -54,9 +54,22 @@ export interface ExpressAccessControlOptions {
   readonly policy: AccessPolicy
 }
 
-/** Describes the route's resource to the policy, or `undefined` when there is no such resource (404). */
+/**
+ * A request whose caller is authenticated: what a resolver receives. Express types every request
+ * alike, so a handler behind `authenticate` still sees `req.principal` as optional (it is set there).
+ *
+ * @typeParam P - the route's parameters, e.g. `{ owner: string; name: string }` for `/:owner/:name`.
+ */
+export type AuthenticatedRequest<P = ParamsDictionary> = Request<P> & { principal: Principal }
+
+/**
+ * Describes the route's resource to the policy, or `undefined` when there is no such resource (404).
+ * It runs after authentication, so `req.principal` is set.
+ *
+ * @typeParam P - the route's parameters (Express 5 types them `string | string[]` by default).
+ */
 export type ExpressResourceResolver<P = ParamsDictionary> = (
-  req: Request<P>,
+  req: AuthenticatedRequest<P>,
 ) => Resource | undefined | Promise<Resource | undefined>
 
 /** Express middleware and response helpers bound to one policy. */
@@ -131,10 +144,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
         held.delete(req)
         const requirement = {
           operation,
-          resolve: (principal: Principal) => {
-            req.principal = principal
-            return resolve(req)
-          },
+          resolve: (principal: Principal) => resolve(Object.assign(req, { principal })),
         }
         const admission = await admit(policy, reader(req), requirement, 'final')
         if (!admission.ok) return sendDenial(res, admission.decision)

@@ -36,18 +36,35 @@ import { guardUncoveredRoutes, routeKey } from './uncovered-routes.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 
-/** Describes the route's resource to the policy, or `undefined` when there is no such resource (404). */
-export type FastifyResourceResolver = (
-  request: FastifyRequest,
-) => Resource | undefined | Promise<Resource | undefined>
+/**
+ * A request whose caller is authenticated: what a resolver receives. Fastify types every request
+ * alike, so a handler behind `config.access` still sees `request.principal` as optional (it is set).
+ *
+ * @typeParam P - the route's parameters, e.g. `{ owner: string; name: string }` for `/:owner/:name`.
+ */
+export type AuthenticatedRequest<P = unknown> = FastifyRequest<{ Params: P }> & { principal: Principal }
+
+/**
+ * Describes the route's resource to the policy, or `undefined` when there is no such resource (404).
+ * It runs after authentication, so `request.principal` is set.
+ *
+ * @typeParam P - the route's parameters. Fastify does not type them from the path (they are `unknown`
+ * unless the route says otherwise), so a resolver states them; declared as a method so that it fits
+ * `config.access` of the route it is written for.
+ */
+export type FastifyResourceResolver<P = unknown> = {
+  resolve(request: AuthenticatedRequest<P>): Resource | undefined | Promise<Resource | undefined>
+}['resolve']
 
 /**
  * A route's access requirement, in its `config.access`. `{}` authenticates only (listing routes);
  * with an operation, the resolver's resource is guarded too.
+ *
+ * @typeParam P - the route's parameters, as its resolver reads them.
  */
-export interface FastifyRouteAccess {
+export interface FastifyRouteAccess<P = unknown> {
   readonly operation?: Operation
-  readonly resource?: FastifyResourceResolver
+  readonly resource?: FastifyResourceResolver<P>
 }
 
 /** Options of the {@link accessControl} plugin. */
@@ -154,10 +171,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
         ? undefined
         : {
             operation: operation as Operation,
-            resolve: (principal: Principal) => {
-              request.principal = principal
-              return (resource as FastifyResourceResolver)(request)
-            },
+            resolve: (principal: Principal) =>
+              (resource as FastifyResourceResolver)(Object.assign(request, { principal })),
           }
     const body = () => bodyHasAccessToken(request.body)
     const admission = await admit(policy, reader(request, body), requirement, 'final')

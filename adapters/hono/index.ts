@@ -56,9 +56,16 @@ export type AccessVariables = { principal: Principal; accessDecision: Allow }
 /** The Hono environment of routes behind the middleware. */
 export type AccessEnv = { Variables: AccessVariables }
 
-/** Describes the route's resource to the policy, or `undefined` when there is no such resource (404). */
-export type HonoResourceResolver = (
-  c: Context<AccessEnv>,
+/**
+ * Describes the route's resource to the policy, or `undefined` when there is no such resource (404).
+ * It runs after authentication, so `c.get('principal')` is set.
+ *
+ * @typeParam P - a path as Hono types routes: with `'/:owner/:name'`, `c.req.param('owner')` is a
+ * `string`, and the resolver fits every route whose path has those parameters. Hono does not pass
+ * the route's path to a middleware written inline, so name it there: `require<'/:owner/:name'>(…)`.
+ */
+export type HonoResourceResolver<P extends string = string> = (
+  c: Context<AccessEnv, P>,
 ) => Resource | undefined | Promise<Resource | undefined>
 
 /** Hono middleware and response helpers bound to one policy. */
@@ -66,7 +73,10 @@ export interface HonoAccessControl {
   /** Authenticates the request and sets `principal`; answers the denial itself on failure. */
   readonly authenticate: MiddlewareHandler<AccessEnv>
   /** Guards a route with an operation; authenticates first when `principal` is unset; sets `accessDecision`. */
-  require(operation: Operation, resolve: HonoResourceResolver): MiddlewareHandler<AccessEnv>
+  require<P extends string = string>(
+    operation: Operation,
+    resolve: HonoResourceResolver<P>,
+  ): MiddlewareHandler<AccessEnv, P>
   /** A complete data body, or the 403 `export_restricted` denial when it exceeds a cap. */
   sendData(c: Context, data: DataResponse): Response
   /** A body streamed through the export meter; past a cap the transfer breaks. */
@@ -207,7 +217,10 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
       }
     } satisfies MiddlewareHandler<AccessEnv>,
 
-    require(operation: Operation, resolve: HonoResourceResolver): MiddlewareHandler<AccessEnv> {
+    require<P extends string = string>(
+      operation: Operation,
+      resolve: HonoResourceResolver<P>,
+    ): MiddlewareHandler<AccessEnv, P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return async function requireAccess(c, next) {
         held.delete(c)

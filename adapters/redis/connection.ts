@@ -97,6 +97,9 @@ function clusterOf(target: RedisTarget): RedisClusterTarget | undefined {
  * replica takes over without a restart.
  *
  * @throws {ConfigError} naming `options.redis` for a string that is not a Redis URL.
+ *
+ * @example
+ * const client = openConnection('redis://127.0.0.1:6379', 500, 'my-sessions')
  */
 export function openConnection(
   target: RedisTarget,
@@ -166,7 +169,12 @@ export function openNodeConnection(
   })
 }
 
-/** Closes a connection: politely when it is up (pending replies arrive first), at once otherwise. */
+/**
+ * Closes a connection: politely when it is up (pending replies arrive first), at once otherwise.
+ *
+ * @example
+ * await closeConnection(client)
+ */
 export async function closeConnection(client: RedisConnection): Promise<void> {
   if (client.status === 'end') return
   if (client.status !== 'ready') {
@@ -214,6 +222,9 @@ export async function replicasHaving(
 /**
  * Resolves once the connection is ready (on a cluster, its connection to every master too), or
  * rejects with a `TokenStoreError` after `timeoutMs`.
+ *
+ * @example
+ * await whenReady(client, 5000)
  */
 export async function whenReady(client: RedisConnection, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs

@@ -4,7 +4,7 @@
  */
 
 import { isIP } from 'node:net'
-import { parseClusterUrl } from '../../adapters/redis/cluster-url.js'
+import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
 import { ConfigError } from '../../src/index.js'
 import { quote } from './seed-messages.js'
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'

@@ -1,3 +1,10 @@
+/**
+ * fast-check arbitraries of the core's vocabulary and resources, for property tests of a host's
+ * policy. It needs `fast-check` (an optional peer dependency); `data-access-policy/testing` does not.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/testing/arbitraries
+ */
 import fc from 'fast-check'
 import {
   DATASET_LEVELS,

@@ -36,7 +36,8 @@ export function sendRaw(port: number, raw: RawRequest): Promise<RawAnswer> {
         path: raw.path,
         headers,
         agent: false,
-        timeout: 5000,
+        // An idle socket this long is a hang, not a slow machine: fail with the request named.
+        timeout: 15_000,
       },
       (res) => {
         const chunks: Buffer[] = []

@@ -1,14 +1,13 @@
 /**
  * Debian's headless Chromium for the browser tests, driven by `playwright-core`: a fresh profile
- * each launch, and a clear failure — never a skip — when Chromium is missing (CI installs it, .ci/run).
+ * each launch, and a clear failure — never a skip — when Chromium is missing (`npm test` installs it
+ * first, scripts/provision-test-tools.mjs).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BrowserContext, chromium } from 'playwright-core'
-
-/** Where Debian installs Chromium. */
-export const CHROMIUM = '/usr/bin/chromium'
+import { CHROMIUM, installCommand } from '../../scripts/test-tools.mjs'
 
 /** Where the browser tests write their screenshots. */
 export const OUTPUT = join(import.meta.dirname, '..', '..', 'test-output')
@@ -28,7 +27,7 @@ const ARGS = [
 export function requireChromium(): void {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install it with \`apt-get install -y --no-install-recommends chromium\` (.ci/run does so on CI). This test does not skip.`,
+      `Chromium is missing at ${CHROMIUM}: \`npm test\` installs it as root, or run \`${installCommand(['chromium'])}\`. This test does not skip.`,
     )
   }
   mkdirSync(OUTPUT, { recursive: true })

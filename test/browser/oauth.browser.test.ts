@@ -3,7 +3,7 @@
  * `playwright-core`, opens the authorization URL, signs in, approves on the consent page and lands
  * on the client's redirect URI — a small HTTP server on 127.0.0.1 that records the callback — with
  * a code that the token endpoint accepts. A screenshot of the consent page goes to `test-output/`.
- * Chromium missing is a failure, never a skip: CI installs it (.ci/run).
+ * Chromium missing is a failure, never a skip: `npm test` installs it first.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'

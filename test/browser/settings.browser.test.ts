@@ -3,7 +3,7 @@
  * `playwright-core`, signs in, creates a token through the form, reads the value from the page,
  * calls the API with it (200), revokes it through the confirmation and sees the next call fail
  * (401) — on Express, Fastify and Hono. Screenshots of the token list and the one-time value page
- * go to `test-output/`. Chromium missing is a failure, never a skip: CI installs it (.ci/run).
+ * go to `test-output/`. Chromium missing is a failure, never a skip: `npm test` installs it first.
  */
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'

@@ -140,5 +140,5 @@ describe('properties of the reference server', () => {
       ),
       { numRuns: 30, seed: 20_250_101 },
     )
-  }, 60_000)
+  }, 180_000)
 })

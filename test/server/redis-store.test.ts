@@ -19,6 +19,12 @@ import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 const ROOT = join(import.meta.dirname, '..', '..')
 const MAIN = join(ROOT, 'examples', 'server', 'main.ts')
 const SECOND = 1000
+// How long a wait for a condition may last before it fails: generous, so that a busy machine never
+// fails a test the code passes. The contract's own bounds (a second) are asserted on the measured time.
+const PATIENCE = 10 * SECOND
+// A test's own bound: these start servers and send thousands of requests, which a busy machine slows
+// several times over; only a hang should fail it.
+const PATIENT_TEST = 120 * SECOND
 const PASSWORD = 'alice-password-for-redis-tests'
 
 const directory = mkdtempSync(join(tmpdir(), 'dap-redis-servers-'))
@@ -111,7 +117,7 @@ beforeAll(async () => {
   ])
   observer = new RedisTokenStore({ redis: redis.url })
   await observer.ready()
-}, 30_000)
+}, PATIENT_TEST)
 
 afterAll(async () => {
   await Promise.all([...children].map(stopInstance))
@@ -222,163 +228,180 @@ describe('two reference servers on one Redis', () => {
     const list = await client.get('/settings/tokens')
     const revoked = await client.post(action, { confirm: 'yes', csrf_token: csrfOf(list.body, action) })
     expect(revoked.status).toBe(303)
-    const elapsed = await until(b, PAGES, 401, 2 * SECOND)
+    const elapsed = await until(b, PAGES, 401, PATIENCE)
     expect(elapsed).toBeLessThan(SECOND)
     expect(await status(a, PAGES)).toBe(401)
   })
 
-  test('a third instance with a seed that revokes a stored token revokes it on all; changed scopes only warn', async () => {
-    for (const instance of [a, b]) {
-      expect(await status(instance, RESEED.revoked)).toBe(200)
-      expect(await status(instance, RESEED.rescoped)).toBe(200)
-    }
-    const edited = {
-      ...SEED,
-      tokens: SEED.tokens.map((token) => {
-        if (token.value === RESEED.revoked) return { ...token, revoked: true }
-        // Without data.overview this token would get 404; the stored scopes stand, so it does not.
-        if (token.value === RESEED.rescoped) return { ...token, scopes: ['wokflow.read'] }
-        return token
-      }),
-    }
-    const file = join(directory, 'edited-seed.json')
-    writeFileSync(file, JSON.stringify(edited))
-    const c = await startInstance([
-      '--seed',
-      file,
-      '--store',
-      redis.url,
-      '--port',
-      '0',
-      '--framework',
-      'express',
-    ])
-    try {
-      expect((await recordOf(RESEED.revoked)).revokedAt).toBeDefined()
-      // The instances that were running see the revocation within a second, like any other.
-      await Promise.all([
-        until(a, RESEED.revoked, 401, 2 * SECOND),
-        until(b, RESEED.revoked, 401, 2 * SECOND),
-      ])
-      expect(await status(c, RESEED.revoked)).toBe(401)
-      for (const instance of [a, b, c]) expect(await status(instance, RESEED.rescoped)).toBe(200)
-      expect((await recordOf(RESEED.rescoped)).scopes).toEqual(['public', 'data.overview'])
-      const warnings = c
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('warning: '))
-      expect(warnings).toEqual([
-        expect.stringMatching(
-          /^warning: seed tokens\[\d+\] \("token \d+" of alice, dap_…[0-9A-Za-z]{4}\) differs from the stored token, which stands: scopes "public data\.overview" \(seed: "public wokflow\.read"\)$/,
-        ),
-      ])
-      for (const value of Object.values(RESEED)) expect(c.output()).not.toContain(value.slice(4, -4))
-    } finally {
-      await stopInstance(c.child)
-    }
-  }, 20_000)
-
-  test('under sustained load on both, with changes made mid-run, no decision is wrong', async () => {
-    const total = 2000
-    const concurrency = 12
-    const intervalMs = 1.5 // ~3 s in all, so that each change has more than a second of traffic after it
-    const kinds = [
-      ...VALID.map((value) => ({ value, kind: 'valid' as const })),
-      ...REVOKED.map((value) => ({ value, kind: 'revoked' as const })),
-      { value: generateTokenValue('api'), kind: 'unknown' as const },
-      { value: LOAD.revoked, kind: 'revokedMidRun' as const },
-      { value: LOAD.rescoped, kind: 'rescopedMidRun' as const },
-    ]
-    const changes = {
-      revokedMidRun: { startedAt: Number.POSITIVE_INFINITY, doneAt: Number.POSITIVE_INFINITY, after: 401 },
-      rescopedMidRun: { startedAt: Number.POSITIVE_INFINITY, doneAt: Number.POSITIVE_INFINITY, after: 404 },
-    }
-    const results: {
-      kind: (typeof kinds)[number]['kind']
-      status: number
-      sentAt: number
-      doneAt: number
-    }[] = []
-    const start = performance.now()
-    let next = 0
-    const worker = async () => {
-      for (let i = next++; i < total; i = next++) {
-        const wait = start + i * intervalMs - performance.now()
-        if (wait > 0) await sleep(wait)
-        const { value, kind } = kinds[i % kinds.length]!
-        const sentAt = performance.now()
-        const code = await status(i % 2 === 0 ? a : b, value)
-        results.push({ kind, status: code, sentAt, doneAt: performance.now() })
+  test(
+    'a third instance with a seed that revokes a stored token revokes it on all; changed scopes only warn',
+    async () => {
+      for (const instance of [a, b]) {
+        expect(await status(instance, RESEED.revoked)).toBe(200)
+        expect(await status(instance, RESEED.rescoped)).toBe(200)
       }
-    }
-    const change = async (
-      atMs: number,
-      kind: keyof typeof changes,
-      apply: (r: TokenRecord) => TokenRecord,
-    ) => {
-      await sleep(atMs)
-      const record = await recordOf(kind === 'revokedMidRun' ? LOAD.revoked : LOAD.rescoped)
-      changes[kind].startedAt = performance.now()
-      await observer.update(apply(record))
-      changes[kind].doneAt = performance.now()
-    }
-    await Promise.all([
-      ...Array.from({ length: concurrency }, worker),
-      change(600, 'revokedMidRun', (r) => revokeToken(r, Date.now())),
-      change(1200, 'rescopedMidRun', (r) => rescopeToken(r, '')),
-    ])
-    const expected = { valid: 200, revoked: 401, unknown: 401 }
-    const wrong = results.filter(({ kind, status: code, sentAt, doneAt }) => {
-      if (kind === 'valid' || kind === 'revoked' || kind === 'unknown') return code !== expected[kind]
-      const { startedAt, doneAt: changedAt, after } = changes[kind]
-      if (doneAt < startedAt) return code !== 200
-      if (sentAt > changedAt + SECOND) return code !== after
-      return code !== 200 && code !== after
-    })
-    expect(results).toHaveLength(total)
-    expect(wrong).toEqual([])
-    // The run did cover each change and more than a second after it.
-    for (const kind of ['revokedMidRun', 'rescopedMidRun'] as const) {
-      const { doneAt, after } = changes[kind]
-      const late = results.filter((r) => r.kind === kind && r.sentAt > doneAt + SECOND)
-      expect(late.length).toBeGreaterThan(10)
-      expect(late.every((r) => r.status === after)).toBe(true)
-    }
-  }, 30_000)
+      const edited = {
+        ...SEED,
+        tokens: SEED.tokens.map((token) => {
+          if (token.value === RESEED.revoked) return { ...token, revoked: true }
+          // Without data.overview this token would get 404; the stored scopes stand, so it does not.
+          if (token.value === RESEED.rescoped) return { ...token, scopes: ['wokflow.read'] }
+          return token
+        }),
+      }
+      const file = join(directory, 'edited-seed.json')
+      writeFileSync(file, JSON.stringify(edited))
+      const c = await startInstance([
+        '--seed',
+        file,
+        '--store',
+        redis.url,
+        '--port',
+        '0',
+        '--framework',
+        'express',
+      ])
+      try {
+        expect((await recordOf(RESEED.revoked)).revokedAt).toBeDefined()
+        // The instances that were running see the revocation within a second, like any other.
+        await Promise.all([until(a, RESEED.revoked, 401, PATIENCE), until(b, RESEED.revoked, 401, PATIENCE)])
+        expect(await status(c, RESEED.revoked)).toBe(401)
+        for (const instance of [a, b, c]) expect(await status(instance, RESEED.rescoped)).toBe(200)
+        expect((await recordOf(RESEED.rescoped)).scopes).toEqual(['public', 'data.overview'])
+        const warnings = c
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('warning: '))
+        expect(warnings).toEqual([
+          expect.stringMatching(
+            /^warning: seed tokens\[\d+\] \("token \d+" of alice, dap_…[0-9A-Za-z]{4}\) differs from the stored token, which stands: scopes "public data\.overview" \(seed: "public wokflow\.read"\)$/,
+          ),
+        ])
+        for (const value of Object.values(RESEED)) expect(c.output()).not.toContain(value.slice(4, -4))
+      } finally {
+        await stopInstance(c.child)
+      }
+    },
+    PATIENT_TEST,
+  )
 
-  test('Redis killed: 503 on both within a second; restarted: both recover without a restart', async () => {
-    for (const instance of [a, b])
-      for (let i = 0; i < 3; i++) expect(await status(instance, KILLED)).toBe(200)
-    await redis.snapshot()
-    await redis.kill()
-    const killedAt = performance.now()
-    await Promise.all([until(a, KILLED, 503, 2 * SECOND), until(b, KILLED, 503, 2 * SECOND)])
-    expect(performance.now() - killedAt).toBeLessThan(SECOND)
-    // Down is down: nothing is allowed from a cache while Redis is away.
-    await sleep(1200)
-    for (const instance of [a, b]) {
-      expect(await status(instance, KILLED)).toBe(503)
-      expect(await status(instance, REVOKED[0]!)).toBe(503)
-    }
-    await redis.restart()
-    await Promise.all([until(a, KILLED, 200, 5 * SECOND), until(b, KILLED, 200, 5 * SECOND)])
-    for (const instance of [a, b]) {
-      expect(await status(instance, REVOKED[0]!)).toBe(401)
-      expect(await status(instance, PAGES)).toBe(401)
-    }
-  }, 20_000)
+  test(
+    'under sustained load on both, with changes made mid-run, no decision is wrong',
+    async () => {
+      const total = 2000
+      const concurrency = 12
+      const intervalMs = 1.5 // ~3 s in all, so that each change has more than a second of traffic after it
+      const kinds = [
+        ...VALID.map((value) => ({ value, kind: 'valid' as const })),
+        ...REVOKED.map((value) => ({ value, kind: 'revoked' as const })),
+        { value: generateTokenValue('api'), kind: 'unknown' as const },
+        { value: LOAD.revoked, kind: 'revokedMidRun' as const },
+        { value: LOAD.rescoped, kind: 'rescopedMidRun' as const },
+      ]
+      const changes = {
+        revokedMidRun: { startedAt: Number.POSITIVE_INFINITY, doneAt: Number.POSITIVE_INFINITY, after: 401 },
+        rescopedMidRun: { startedAt: Number.POSITIVE_INFINITY, doneAt: Number.POSITIVE_INFINITY, after: 404 },
+      }
+      const results: {
+        kind: (typeof kinds)[number]['kind']
+        status: number
+        sentAt: number
+        doneAt: number
+      }[] = []
+      const start = performance.now()
+      let next = 0
+      const worker = async () => {
+        for (let i = next++; i < total; i = next++) {
+          const wait = start + i * intervalMs - performance.now()
+          if (wait > 0) await sleep(wait)
+          const { value, kind } = kinds[i % kinds.length]!
+          const sentAt = performance.now()
+          const code = await status(i % 2 === 0 ? a : b, value)
+          results.push({ kind, status: code, sentAt, doneAt: performance.now() })
+        }
+      }
+      const change = async (
+        atMs: number,
+        kind: keyof typeof changes,
+        apply: (r: TokenRecord) => TokenRecord,
+      ) => {
+        await sleep(atMs)
+        const record = await recordOf(kind === 'revokedMidRun' ? LOAD.revoked : LOAD.rescoped)
+        changes[kind].startedAt = performance.now()
+        await observer.update(apply(record))
+        changes[kind].doneAt = performance.now()
+      }
+      await Promise.all([
+        ...Array.from({ length: concurrency }, worker),
+        change(600, 'revokedMidRun', (r) => revokeToken(r, Date.now())),
+        change(1200, 'rescopedMidRun', (r) => rescopeToken(r, '')),
+      ])
+      const expected = { valid: 200, revoked: 401, unknown: 401 }
+      const wrong = results.filter(({ kind, status: code, sentAt, doneAt }) => {
+        if (kind === 'valid' || kind === 'revoked' || kind === 'unknown') return code !== expected[kind]
+        const { startedAt, doneAt: changedAt, after } = changes[kind]
+        if (doneAt < startedAt) return code !== 200
+        if (sentAt > changedAt + SECOND) return code !== after
+        return code !== 200 && code !== after
+      })
+      expect(results).toHaveLength(total)
+      expect(wrong).toEqual([])
+      // The run did cover each change and more than a second after it.
+      for (const kind of ['revokedMidRun', 'rescopedMidRun'] as const) {
+        const { doneAt, after } = changes[kind]
+        const late = results.filter((r) => r.kind === kind && r.sentAt > doneAt + SECOND)
+        expect(late.length).toBeGreaterThan(10)
+        expect(late.every((r) => r.status === after)).toBe(true)
+      }
+    },
+    PATIENT_TEST,
+  )
 
-  test('a server whose Redis does not answer does not start: exit code 1 and one line', async () => {
-    const unreachable = redis.url.replace(/:\d+$/, ':1')
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--store', unreachable, '--port', '0'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    children.add(child)
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-    expect(code).toBe(1)
-    expect(stderr).toBe(`cannot start the server: cannot reach Redis at ${unreachable}\n`)
-  }, 15_000)
+  test(
+    'Redis killed: 503 on both within a second; restarted: both recover without a restart',
+    async () => {
+      for (const instance of [a, b])
+        for (let i = 0; i < 3; i++) expect(await status(instance, KILLED)).toBe(200)
+      await redis.snapshot()
+      await redis.kill()
+      const killedAt = performance.now()
+      await Promise.all([until(a, KILLED, 503, PATIENCE), until(b, KILLED, 503, PATIENCE)])
+      expect(performance.now() - killedAt).toBeLessThan(SECOND)
+      // Down is down: nothing is allowed from a cache while Redis is away.
+      await sleep(1200)
+      for (const instance of [a, b]) {
+        expect(await status(instance, KILLED)).toBe(503)
+        expect(await status(instance, REVOKED[0]!)).toBe(503)
+      }
+      await redis.restart()
+      await Promise.all([until(a, KILLED, 200, PATIENCE), until(b, KILLED, 200, PATIENCE)])
+      for (const instance of [a, b]) {
+        expect(await status(instance, REVOKED[0]!)).toBe(401)
+        expect(await status(instance, PAGES)).toBe(401)
+      }
+    },
+    PATIENT_TEST,
+  )
+
+  test(
+    'a server whose Redis does not answer does not start: exit code 1 and one line',
+    async () => {
+      const unreachable = redis.url.replace(/:\d+$/, ':1')
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', MAIN, '--store', unreachable, '--port', '0'],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      )
+      children.add(child)
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+      expect(code).toBe(1)
+      expect(stderr).toBe(`cannot start the server: cannot reach Redis at ${unreachable}\n`)
+    },
+    PATIENT_TEST,
+  )
 })

@@ -8,14 +8,13 @@
 import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import {
-  closeConnection,
-  openConnection,
+  closeRedisConnection as closeConnection,
+  openRedisConnection as openConnection,
   type RedisConnection,
   type RedisTarget,
-  whenReady,
-} from '../../../adapters/redis/connection.js'
-import { storeFailure } from '../../../adapters/redis/record-codec.js'
-import { TokenStoreError } from '../../../src/errors.js'
+  redisReady as whenReady,
+} from '../../../adapters/redis/index.js'
+import { TokenStoreError } from '../../../src/index.js'
 import {
   newSession,
   SESSION_ABSOLUTE_MS,
@@ -180,4 +179,11 @@ export class RedisSessionStore implements SessionStore {
       throw storeFailure(action, error)
     }
   }
+}
+
+// Any failure of a Redis call (refused, closed, timed out) is the store's, and a 503 upstream.
+function storeFailure(action: string, error: unknown): TokenStoreError {
+  if (error instanceof TokenStoreError) return error
+  const detail = error instanceof Error ? error.message : String(error)
+  return new TokenStoreError(`Redis could not ${action}: ${detail}`, { cause: error })
 }

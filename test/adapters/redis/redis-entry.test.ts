@@ -9,7 +9,7 @@ const root = join(import.meta.dirname, '..', '..', '..')
 
 describe('the ./redis entry', () => {
   test('is the only entry that loads ioredis', () => {
-    const others = ['src/index.ts', 'src/testing/index.ts', 'src/client.ts']
+    const others = ['src/index.ts', 'src/testing/index.ts', 'src/testing/arbitraries.ts', 'src/client.ts']
     for (const name of readdirSync(join(root, 'adapters'))) {
       if (name !== 'redis' && name !== 'shared') others.push(`adapters/${name}/index.ts`)
     }

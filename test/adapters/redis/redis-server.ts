@@ -4,6 +4,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
+import { installCommand, REDIS_SERVER } from '../../../scripts/test-tools.mjs'
 
 /** A `redis-server` child process this test run owns, on a free loopback port. */
 export interface RedisServer {
@@ -43,9 +44,11 @@ process.once('exit', () => {
 })
 
 export function requireRedisServer(): void {
-  const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
+  const found = spawnSync(REDIS_SERVER, ['--version'], { encoding: 'utf8' })
   if (found.error !== undefined) {
-    throw new Error('redis-server is not installed: apt-get install redis-server (.ci/run does it)')
+    throw new Error(
+      `redis-server is not installed: \`npm test\` installs it as root, or run \`${installCommand(['redis-server'])}\``,
+    )
   }
 }
 
@@ -53,7 +56,7 @@ export function requireRedisServer(): void {
 export function launchRedis(port: number, dir: string, extra: readonly string[] = []): Promise<ChildProcess> {
   // No persistence of its own: the tests snapshot explicitly where they need a restart to keep data.
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra]
-  const child = spawn('redis-server', [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(REDIS_SERVER, [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] })
   running.add(child)
   return new Promise((resolve, reject) => {
     let output = ''

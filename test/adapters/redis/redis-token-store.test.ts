@@ -20,6 +20,11 @@ import { type RedisServer, startRedisServer } from './redis-server.js'
 
 const NOW = Date.now()
 const SECOND = 1000
+// How long a wait for a condition may last before it fails: generous, so that a busy machine never
+// fails a test the code passes. The contract's own bounds (a second) are asserted on the measured time.
+const PATIENCE = 30 * SECOND
+// For the tests that wait for several conditions in a row.
+const PATIENT_TEST = 60 * SECOND
 
 let server: RedisServer
 let admin: Redis
@@ -99,19 +104,23 @@ describe('RedisTokenStore: the per-instance cache', () => {
     expect(tokenStatus((await lookUp(store, hash))!, NOW + 2)).toBe('revoked')
   })
 
-  test('makes a change effective within a second on another instance', async () => {
-    const [a, b] = [await open(), await open()]
-    const { record, hash } = await saved(a)
-    await lookUp(a, hash)
-    expect(answersFromCache(a, hash)).toBe(true)
-    const start = performance.now()
-    await b.update(rescopeToken(record, 'data.overview'))
-    await waitFor(async () => (await lookUp(a, hash))?.scopes.includes('data.data') === false, SECOND)
-    expect(performance.now() - start).toBeLessThan(SECOND)
-    // The new record is cached in turn.
-    await waitFor(() => answersFromCache(a, hash), SECOND)
-    expect(await lookUp(a, hash)).toEqual(rescopeToken(record, 'data.overview'))
-  })
+  test(
+    'makes a change effective within a second on another instance',
+    async () => {
+      const [a, b] = [await open(), await open()]
+      const { record, hash } = await saved(a)
+      await lookUp(a, hash)
+      expect(answersFromCache(a, hash)).toBe(true)
+      const start = performance.now()
+      await b.update(rescopeToken(record, 'data.overview'))
+      await waitFor(async () => (await lookUp(a, hash))?.scopes.includes('data.data') === false, PATIENCE)
+      expect(performance.now() - start).toBeLessThan(SECOND)
+      // The new record is cached in turn.
+      await waitFor(() => answersFromCache(a, hash), PATIENCE)
+      expect(await lookUp(a, hash)).toEqual(rescopeToken(record, 'data.overview'))
+    },
+    PATIENT_TEST,
+  )
 
   test('shares one read among concurrent misses and caches nothing a change overtook', async () => {
     const [a, b] = [await open(), await open()]
@@ -120,7 +129,7 @@ describe('RedisTokenStore: the per-instance cache', () => {
     expect(reads[0]).toBe(reads[1])
     await b.update(revokeToken(record, NOW + 1))
     await Promise.all(reads)
-    await waitFor(async () => (await lookUp(a, hash))?.revokedAt !== undefined, SECOND)
+    await waitFor(async () => (await lookUp(a, hash))?.revokedAt !== undefined, PATIENCE)
   })
 
   test('evicts the least recently used record beyond cacheSize', async () => {
@@ -137,21 +146,25 @@ describe('RedisTokenStore: the per-instance cache', () => {
     expect(answersFromCache(store, hash)).toBe(false)
   })
 
-  test('drops its cache when the subscriber connection is lost: a change made meanwhile is never served', async () => {
-    const [a, b] = [await open(), await open()]
-    const { record, hash } = await saved(a)
-    await lookUp(a, hash)
-    expect(answersFromCache(a, hash)).toBe(true)
-    // Every subscriber connection goes; the revocation's message reaches no one.
-    await admin.client('KILL', 'TYPE', 'pubsub')
-    const start = performance.now()
-    await b.update(revokeToken(record, NOW + 1))
-    await waitFor(async () => (await lookUp(a, hash))?.revokedAt !== undefined, SECOND)
-    expect(performance.now() - start).toBeLessThan(SECOND)
-    // Resubscribed by itself, the instance caches again.
-    await waitFor(() => answersFromCache(a, hash), 3 * SECOND)
-    expect((await lookUp(a, hash))?.revokedAt).toBe(NOW + 1)
-  })
+  test(
+    'drops its cache when the subscriber connection is lost: a change made meanwhile is never served',
+    async () => {
+      const [a, b] = [await open(), await open()]
+      const { record, hash } = await saved(a)
+      await lookUp(a, hash)
+      expect(answersFromCache(a, hash)).toBe(true)
+      // Every subscriber connection goes; the revocation's message reaches no one.
+      await admin.client('KILL', 'TYPE', 'pubsub')
+      const start = performance.now()
+      await b.update(revokeToken(record, NOW + 1))
+      await waitFor(async () => (await lookUp(a, hash))?.revokedAt !== undefined, PATIENCE)
+      expect(performance.now() - start).toBeLessThan(SECOND)
+      // Resubscribed by itself, the instance caches again.
+      await waitFor(() => answersFromCache(a, hash), PATIENCE)
+      expect((await lookUp(a, hash))?.revokedAt).toBe(NOW + 1)
+    },
+    PATIENT_TEST,
+  )
 
   test('coalesces concurrent touches of one token into one write', async () => {
     const store = await open()
@@ -213,57 +226,65 @@ describe('RedisTokenStore: keys and garbage', () => {
 })
 
 describe('RedisTokenStore: fail closed, recover without a restart', () => {
-  test('serves its cache at most a second after Redis stops answering, then fails until it answers again', async () => {
-    const store = await open()
-    const { record, hash } = await saved(store)
-    await lookUp(store, hash)
-    await sleep(300) // a few heartbeats: the cache's freshness now comes from them, not from the read
-    server.pause()
-    const start = performance.now()
-    try {
-      await waitFor(() => !answersFromCache(store, hash), 2 * SECOND)
-      // The bound is checked on every lookup; the slack is this loop's polling under a busy machine.
-      expect(performance.now() - start).toBeLessThan(SECOND + 200)
-      // Past the cache, Redis's silence is a failure after commandTimeoutMs (200 ms here), not a wait.
-      const failing = performance.now()
-      await expect(lookUp(store, hash)).rejects.toThrow(TokenStoreError)
-      expect(performance.now() - failing).toBeLessThan(600)
-    } finally {
-      server.resume()
-    }
-    await waitFor(
-      async () => (await lookUp(store, hash).catch(() => undefined))?.id === record.id,
-      3 * SECOND,
-    )
-    await waitFor(() => answersFromCache(store, hash), 3 * SECOND)
-  })
+  test(
+    'serves its cache at most a second after Redis stops answering, then fails until it answers again',
+    async () => {
+      const store = await open()
+      const { record, hash } = await saved(store)
+      await lookUp(store, hash)
+      await sleep(300) // a few heartbeats: the cache's freshness now comes from them, not from the read
+      server.pause()
+      const start = performance.now()
+      try {
+        await waitFor(() => !answersFromCache(store, hash), PATIENCE)
+        // The bound is checked on every lookup; the slack is this loop's polling under a busy machine.
+        expect(performance.now() - start).toBeLessThan(SECOND + 200)
+        // Past the cache, Redis's silence is a failure after commandTimeoutMs (200 ms here), not a wait.
+        const failing = performance.now()
+        await expect(lookUp(store, hash)).rejects.toThrow(TokenStoreError)
+        expect(performance.now() - failing).toBeLessThan(600)
+      } finally {
+        server.resume()
+      }
+      await waitFor(
+        async () => (await lookUp(store, hash).catch(() => undefined))?.id === record.id,
+        3 * SECOND,
+      )
+      await waitFor(() => answersFromCache(store, hash), PATIENCE)
+    },
+    PATIENT_TEST,
+  )
 
-  test('answers 503 through the policy while Redis is down, and recovers after a restart', async () => {
-    const store = await open()
-    const { value, record } = createApiToken({ userId: 'dave', name: 'ci', scopes: 'data.data', now: NOW })
-    await store.save(record)
-    const hash = hashTokenValue(value)
-    const policy = createAccessPolicy({ tokens: store, storeTimeoutMs: 1000 })
-    const request = { authorization: [`Bearer ${value}`], protocol: 'https', clientAddress: '127.0.0.1' }
-    const outcome = async () => {
-      const result = await policy.authenticate(request)
-      return result.ok ? 'allow' : result.decision.code
-    }
-    expect(await outcome()).toBe('allow')
-    await server.snapshot()
-    await server.kill()
-    const start = performance.now()
-    await waitFor(async () => (await outcome()) === 'service_unavailable', SECOND)
-    expect(performance.now() - start).toBeLessThan(SECOND)
-    for (let i = 0; i < 20; i++) expect(await outcome()).toBe('service_unavailable')
-    await expect(
-      store.save(createApiToken({ userId: 'dave', name: 'x', scopes: '', now: NOW }).record),
-    ).rejects.toThrow(TokenStoreError)
-    await server.restart()
-    await waitFor(async () => (await outcome()) === 'allow', 5 * SECOND)
-    await waitFor(() => answersFromCache(store, hash), 3 * SECOND)
-    // Scripts were lost with the restart; ioredis loads them again.
-    await store.update(revokeToken(record, NOW + 1))
-    expect(await outcome()).toBe('invalid_token')
-  })
+  test(
+    'answers 503 through the policy while Redis is down, and recovers after a restart',
+    async () => {
+      const store = await open()
+      const { value, record } = createApiToken({ userId: 'dave', name: 'ci', scopes: 'data.data', now: NOW })
+      await store.save(record)
+      const hash = hashTokenValue(value)
+      const policy = createAccessPolicy({ tokens: store, storeTimeoutMs: 1000 })
+      const request = { authorization: [`Bearer ${value}`], protocol: 'https', clientAddress: '127.0.0.1' }
+      const outcome = async () => {
+        const result = await policy.authenticate(request)
+        return result.ok ? 'allow' : result.decision.code
+      }
+      expect(await outcome()).toBe('allow')
+      await server.snapshot()
+      await server.kill()
+      const start = performance.now()
+      await waitFor(async () => (await outcome()) === 'service_unavailable', PATIENCE)
+      expect(performance.now() - start).toBeLessThan(SECOND)
+      for (let i = 0; i < 20; i++) expect(await outcome()).toBe('service_unavailable')
+      await expect(
+        store.save(createApiToken({ userId: 'dave', name: 'x', scopes: '', now: NOW }).record),
+      ).rejects.toThrow(TokenStoreError)
+      await server.restart()
+      await waitFor(async () => (await outcome()) === 'allow', PATIENCE)
+      await waitFor(() => answersFromCache(store, hash), PATIENCE)
+      // Scripts were lost with the restart; ioredis loads them again.
+      await store.update(revokeToken(record, NOW + 1))
+      expect(await outcome()).toBe('invalid_token')
+    },
+    PATIENT_TEST,
+  )
 })
