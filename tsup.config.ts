@@ -31,5 +31,6 @@ export default defineConfig({
     'ipaddr.js',
     'fast-check',
     'ioredis',
+    '@noble/hashes',
   ],
 })

@@ -100,7 +100,12 @@ export {
   type TokenKind,
   tokenKindOf,
 } from './tokens/token-format.js'
-export { hashTokenValue, hashTokenValueAsync } from './tokens/token-hash.js'
+export {
+  hashTokenValue,
+  hashTokenValueAsync,
+  type TokenHashBackend,
+  tokenHashBackend,
+} from './tokens/token-hash.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,
