@@ -520,6 +520,32 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
     headers: (t) => bearer(t.alice),
     expect: { brokenAfterAtMost: 0 },
   },
+  // A record cap can only be enforced on chunks that say how many records they carry: an uncounted
+  // chunk under a record cap breaks the transfer like an overrun, before its first byte.
+  {
+    name: 'a stream of uncounted chunks under a record cap breaks off at once',
+    path: `${CAPPED}/stream?chunks=2&size=10&uncounted`,
+    headers: (t) => bearer(t.alice),
+    expect: { brokenAfterAtMost: 0 },
+  },
+  {
+    name: 'uncounted chunks under a byte cap alone complete within it',
+    path: '/api/v1/datasets/acme/bytecapped/stream?chunks=3&size=30&uncounted',
+    headers: (t) => bearer(t.alice),
+    expect: ok('x'.repeat(90)),
+  },
+  {
+    name: 'uncounted chunks under a byte cap alone break off past it',
+    path: '/api/v1/datasets/acme/bytecapped/stream?chunks=4&size=30&uncounted',
+    headers: (t) => bearer(t.alice),
+    expect: { brokenAfterAtMost: 90 },
+  },
+  {
+    name: 'an uncapped stream of uncounted chunks completes',
+    path: '/api/v1/datasets/acme/open/stream?chunks=4&size=30&uncounted',
+    headers: (t) => bearer(t.alice),
+    expect: ok('x'.repeat(120)),
+  },
   {
     name: 'an uncapped stream completes',
     path: '/api/v1/datasets/acme/open/stream?chunks=8&size=30',

@@ -61,6 +61,7 @@ export async function startFastifyApp(fixture: Fixture, trustProxy: string | fal
       const chunks = streamChunks(
         countParameter(query(request).chunks, 3),
         countParameter(query(request).size, 10),
+        query(request).uncounted !== undefined,
       )
       return reply.streamData(chunks, { contentType: 'text/plain' })
     },

@@ -39,6 +39,7 @@ export async function startHonoApp(fixture: Fixture, trustProxy: string | false)
     const chunks = streamChunks(
       countParameter(c.req.query('chunks'), 3),
       countParameter(c.req.query('size'), 10),
+      c.req.query('uncounted') !== undefined,
     )
     return access.streamData(c, chunks, { contentType: 'text/plain' })
   })

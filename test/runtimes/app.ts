@@ -9,7 +9,6 @@ import {
   compileExportRestrictions,
   createAccessPolicy,
   createApiToken,
-  decide,
   deny,
   MemoryTokenStore,
   type Resource,
@@ -62,8 +61,8 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
     runtime,
     hashBackend: tokenHashBackend(),
     decide:
-      decide({ principal, operation: 'table.read', resource: DATASETS['acme/open']! }).allowed &&
-      !decide({ principal, operation: 'table.read', resource: DATASETS['acme/private']! }).allowed,
+      policy.authorize(principal, 'table.read', DATASETS['acme/open']).allowed &&
+      !policy.authorize(principal, 'table.read', DATASETS['acme/private']).allowed,
     createApiToken: /^dap_[0-9A-Za-z]{38}$/.test(reader.value),
     authenticate: authenticated.ok && authenticated.principal.userId === 'alice',
     tokens: { reader: reader.value, metadataOnly: metadataOnly.value },
@@ -94,7 +93,8 @@ export function createRuntimeApp(runtime: string, getConnInfo: (c: Context) => C
   let probe: Promise<Probe> | undefined
   const app = new Hono<AccessEnv>()
   app.use(async (_c, next) => {
-    await (probe ??= setUp(runtime, policy, tokens))
+    probe ??= setUp(runtime, policy, tokens)
+    await probe
     await next()
   })
   // Test plumbing only: a real host never hands token values out.
