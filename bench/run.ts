@@ -3,11 +3,12 @@
 import { writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { startRedisCluster } from '../test/adapters/redis/redis-cluster.js'
 import { startRedisServer } from '../test/adapters/redis/redis-server.js'
 import { benchAllowLists, benchAuthentication, benchDecision } from './core.js'
 import { formatNs, type Measurement } from './harness.js'
 import { benchHttp, type HttpResult } from './http.js'
-import { benchRedisLookup } from './redis.js'
+import { benchRedisClusterLookup, benchRedisLookup } from './redis.js'
 
 const quick = process.argv.includes('--quick')
 const log = (line: string) => console.log(line)
@@ -37,6 +38,14 @@ try {
   redis = await benchRedisLookup(redisServer.url)
 } finally {
   await redisServer.stop()
+}
+log('Redis Cluster token lookups (three masters, three replicas, on loopback) …')
+const redisCluster = await startRedisCluster()
+let clusterRows: Measurement[]
+try {
+  clusterRows = await benchRedisClusterLookup(redisCluster.url)
+} finally {
+  await redisCluster.stop()
 }
 log('HTTP (autocannon on loopback) …')
 const http = await benchHttp(quick ? 2 : 3, quick ? 1 : 3)
@@ -190,6 +199,13 @@ request), beside the memory store.
 | lookup | per request | vs a memory-store lookup |
 | --- | --- | --- |
 ${table(redis, redis[0]!.nsPerOp)}
+
+On a Redis Cluster of three masters and three replicas (private \`redis-server\`s on loopback),
+with the tokens spread over every master:
+
+| lookup | per request | vs a memory-store lookup |
+| --- | --- | --- |
+${table(clusterRows, redis[0]!.nsPerOp)}
 
 ## 5. HTTP on loopback
 

@@ -1,27 +1,46 @@
 /**
- * Opening the store's own Redis connections with fail-closed settings. A store never shares a
- * host's client: its answers must fail fast when Redis is away (no offline queue that would hold a
- * request until a reconnect), and it defines its Lua scripts on the connection it owns.
+ * Opening the store's own Redis connections with fail-closed settings, on one Redis server or a
+ * Redis Cluster. A store never shares a host's client: its answers must fail fast when Redis is
+ * away (no offline queue that would hold a request until a reconnect), and it defines its Lua
+ * scripts on the connection it owns.
  */
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
 import { z } from 'zod'
 import { ConfigError, TokenStoreError } from '../../src/errors.js'
+import { parseClusterUrl } from './cluster-url.js'
+import { keySlot } from './key-slot.js'
 
 /**
- * Where the Redis server is: a `redis://` or `rediss://` URL, or ioredis options (host and port,
- * TLS, Sentinel). The store overrides the options that decide how failures surface.
+ * A Redis Cluster: its seed nodes (any reachable subset; the rest is discovered) and ioredis
+ * cluster options (TLS and passwords go in `redisOptions`). The store overrides the options that
+ * decide how failures surface.
  */
-export type RedisTarget = string | RedisOptions
+export interface RedisClusterTarget {
+  readonly cluster: readonly ClusterNode[]
+  readonly options?: ClusterOptions
+}
+
+/**
+ * Where Redis is: a `redis://` or `rediss://` URL, or ioredis options (host and port, TLS,
+ * Sentinel) for one server; a `redis-cluster://HOST:PORT[,HOST:PORT…]` URL or a
+ * {@link RedisClusterTarget} for a Redis Cluster. The store overrides the options that decide how
+ * failures surface.
+ */
+export type RedisTarget = string | RedisOptions | RedisClusterTarget
+
+/** The store's command connection: one server, or a cluster that routes each key to its master. */
+export type RedisConnection = Redis | Cluster
 
 /** The connection options every Redis store shares, validated once in its constructor. */
 export const connectionOptionsShape = {
   redis: z.custom<RedisTarget>(
     (value) => typeof value === 'string' || (typeof value === 'object' && value !== null),
-    { message: 'must be a redis:// URL or ioredis options' },
+    { message: 'must be a redis:// or redis-cluster:// URL, or ioredis (cluster) options' },
   ),
   keyPrefix: z
     .string()
-    .regex(/^[\x21-\x7e]{0,64}$/, 'must be at most 64 visible ASCII characters')
+    // Braces would make a hash tag of the prefix and put every key of a cluster in one slot.
+    .regex(/^[\x21-\x7a|~]{0,64}$/, 'must be at most 64 visible ASCII characters other than { and }')
     .default('dap:'),
   commandTimeoutMs: z.int().min(1).max(60_000).default(500),
 }
@@ -35,14 +54,10 @@ function reconnectDelay(attempt: number): number {
   return Math.min(attempt * 50, 500)
 }
 
-/**
- * Opens a connection that fails a command at once while disconnected (no offline queue, no retry
- * of a command caught by a disconnect) and after `commandTimeoutMs` when Redis is slow.
- *
- * @throws {ConfigError} naming `options.redis` for a string that is not a Redis URL.
- */
-export function openConnection(target: RedisTarget, commandTimeoutMs: number, connectionName: string): Redis {
-  const failClosed: RedisOptions = {
+const TARGET_MESSAGE = 'must be a redis://, rediss:// or redis-cluster:// URL, or ioredis (cluster) options'
+
+function failClosed(commandTimeoutMs: number, connectionName: string): RedisOptions {
+  return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -51,20 +66,108 @@ export function openConnection(target: RedisTarget, commandTimeoutMs: number, co
     commandTimeout: commandTimeoutMs,
     connectionName,
   }
+}
+
+function isClusterTarget(target: object): target is RedisClusterTarget {
+  return 'cluster' in target
+}
+
+/** The target as a cluster's seed nodes and options, or `undefined` for one server. */
+function clusterOf(target: RedisTarget): RedisClusterTarget | undefined {
+  if (typeof target === 'string') {
+    if (!target.startsWith('redis-cluster:')) return undefined
+    const seeds = parseClusterUrl(target)
+    if (seeds === undefined) throw new ConfigError(['options', 'redis'], TARGET_MESSAGE)
+    return { cluster: seeds.map((seed) => ({ ...seed })) }
+  }
+  if (typeof target !== 'object' || target === null)
+    throw new ConfigError(['options', 'redis'], TARGET_MESSAGE)
+  if (!isClusterTarget(target)) return undefined
+  if (!Array.isArray(target.cluster) || target.cluster.length === 0) {
+    throw new ConfigError(['options', 'redis', 'cluster'], 'must list at least one seed node')
+  }
+  return target
+}
+
+/**
+ * Opens a connection that fails a command at once while disconnected (no offline queue, no retry
+ * of a command caught by a disconnect) and after `commandTimeoutMs` when Redis is slow. On a
+ * cluster, a command is not retried while the cluster is down or failing over either (the request
+ * gets 503 within the timeout), and the slot table is refreshed every second, so that a promoted
+ * replica takes over without a restart.
+ *
+ * @throws {ConfigError} naming `options.redis` for a string that is not a Redis URL.
+ */
+export function openConnection(
+  target: RedisTarget,
+  commandTimeoutMs: number,
+  connectionName: string,
+): RedisConnection {
+  const cluster = clusterOf(target)
+  if (cluster !== undefined) {
+    const {
+      enableOfflineQueue: _,
+      maxRetriesPerRequest: __,
+      ...nodeOptions
+    } = failClosed(commandTimeoutMs, connectionName)
+    const client = new Cluster([...cluster.cluster], {
+      ...cluster.options,
+      redisOptions: { ...cluster.options?.redisOptions, ...nodeOptions, maxRetriesPerRequest: 0 },
+      enableOfflineQueue: false,
+      enableReadyCheck: true,
+      scaleReads: 'master',
+      clusterRetryStrategy: reconnectDelay,
+      retryDelayOnClusterDown: 0,
+      retryDelayOnFailover: 0,
+      retryDelayOnTryAgain: 50,
+      slotsRefreshInterval: 1000,
+      slotsRefreshTimeout: commandTimeoutMs,
+    })
+    // ioredis connects to a node on its first command, and without an offline queue refuses the
+    // commands that come while it connects: connect every node as soon as it is known.
+    client.on('+node', (node: Redis) => {
+      if (node.status === 'wait') node.connect().catch(() => {})
+    })
+    return client
+  }
   if (typeof target === 'string') {
     if (!/^rediss?:\/\//.test(target) || !URL.canParse(target)) {
-      throw new ConfigError(['options', 'redis'], 'must be a redis:// or rediss:// URL, or ioredis options')
+      throw new ConfigError(['options', 'redis'], TARGET_MESSAGE)
     }
-    return new Redis(target, { retryStrategy: reconnectDelay, ...failClosed })
+    return new Redis(target, {
+      retryStrategy: reconnectDelay,
+      ...failClosed(commandTimeoutMs, connectionName),
+    })
   }
-  if (typeof target !== 'object' || target === null) {
-    throw new ConfigError(['options', 'redis'], 'must be a redis:// or rediss:// URL, or ioredis options')
-  }
-  return new Redis({ retryStrategy: reconnectDelay, ...target, ...failClosed })
+  return new Redis({
+    retryStrategy: reconnectDelay,
+    ...(target as RedisOptions),
+    ...failClosed(commandTimeoutMs, connectionName),
+  })
+}
+
+/**
+ * Opens a connection of its own to one node (a cluster's master), with the cluster's node options
+ * and the same fail-closed settings: the invalidation feed subscribes on every master this way.
+ */
+export function openNodeConnection(
+  cluster: Cluster,
+  host: string,
+  port: number,
+  commandTimeoutMs: number,
+  connectionName: string,
+): Redis {
+  return new Redis({
+    retryStrategy: reconnectDelay,
+    ...cluster.options.redisOptions,
+    host,
+    port,
+    ...failClosed(commandTimeoutMs, connectionName),
+  })
 }
 
 /** Closes a connection: politely when it is up (pending replies arrive first), at once otherwise. */
-export async function closeConnection(client: Redis): Promise<void> {
+export async function closeConnection(client: RedisConnection): Promise<void> {
   if (client.status === 'end') return
   if (client.status !== 'ready') {
     client.disconnect()
@@ -81,14 +184,46 @@ export async function closeConnection(client: Redis): Promise<void> {
  * Defines a Lua script on a connection the store owns; ioredis sends it by SHA (`EVALSHA`) and
  * loads it again after a Redis restart emptied the script cache.
  */
-export function defineScript(client: Redis, name: string, lua: string): LuaScript {
+export function defineScript(client: RedisConnection, name: string, lua: string): LuaScript {
   client.defineCommand(name, { lua })
   const command = (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!
   return (keys, args) => command.call(client, keys.length, ...keys, ...args)
 }
 
-/** Resolves once the connection is ready, or rejects with a `TokenStoreError` after `timeoutMs`. */
-export function whenReady(client: Redis, timeoutMs: number): Promise<void> {
+/**
+ * Waits until `count` replicas have every write made so far on the connection that wrote `key`
+ * (on a cluster, the master that owns its slot), or `timeoutMs`; answers how many had it.
+ */
+export async function replicasHaving(
+  client: RedisConnection,
+  key: string,
+  count: number,
+  timeoutMs: number,
+): Promise<number> {
+  let node: Redis | undefined
+  if (client instanceof Cluster) {
+    const owner = client.slots[keySlot(key)]?.[0]
+    node = client.nodes('master').find((redis) => `${redis.options.host}:${redis.options.port}` === owner)
+    if (node === undefined) throw new TokenStoreError('no connection to the master that owns the key')
+  } else {
+    node = client
+  }
+  return node.wait(count, timeoutMs)
+}
+
+/**
+ * Resolves once the connection is ready (on a cluster, its connection to every master too), or
+ * rejects with a `TokenStoreError` after `timeoutMs`.
+ */
+export async function whenReady(client: RedisConnection, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  await whenOneReady(client, timeoutMs)
+  if (!(client instanceof Cluster)) return
+  const masters = client.nodes('master')
+  await Promise.all(masters.map((node) => whenOneReady(node, Math.max(0, deadline - Date.now()))))
+}
+
+function whenOneReady(client: RedisConnection, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve()
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -6,6 +6,6 @@
  * @packageDocumentation
  * @module data-access-policy/redis
  */
-export type { RedisTarget } from './connection.js'
+export type { RedisClusterTarget, RedisTarget } from './connection.js'
 export { RedisOAuthStateStore, type RedisOAuthStateStoreOptions } from './redis-oauth-state-store.js'
 export { RedisTokenStore, type RedisTokenStoreOptions } from './redis-token-store.js'

@@ -13,10 +13,26 @@
  */
 import type { Redis } from 'ioredis'
 
+/**
+ * What the token store asks of its feed, whether it follows one server or every master of a
+ * cluster (cluster-feed.ts).
+ */
+export interface Freshness {
+  /** True while every subscription it needs is confirmed on a live connection. */
+  readonly subscribed: boolean
+  /** `performance.now()` before which every published invalidation has been processed here. */
+  readonly confirmedAt: number
+  whenSubscribed(): Promise<void>
+  stop(): void
+}
+
 /** Options of {@link InvalidationFeed}. */
 export interface InvalidationFeedOptions {
-  /** The command connection; heartbeats are published on it, so they also prove it answers. */
-  readonly publisher: Redis
+  /**
+   * Publishes a heartbeat through the node the invalidations come from, on the command connection,
+   * so that a heartbeat also proves that connection answers.
+   */
+  readonly publish: (channel: string, message: string) => Promise<unknown>
   /** A connection of its own, in subscriber mode. */
   readonly subscriber: Redis
   /** Where changed token hashes are published. */
@@ -33,7 +49,7 @@ export interface InvalidationFeedOptions {
 function ignore(): void {}
 
 /** Follows the invalidation channel and measures how fresh the instance's view of it is. */
-export class InvalidationFeed {
+export class InvalidationFeed implements Freshness {
   readonly #options: InvalidationFeedOptions
   readonly #timer: ReturnType<typeof setInterval>
   readonly #waiters = new Set<() => void>()
@@ -101,7 +117,7 @@ export class InvalidationFeed {
   #beat(): void {
     if (!this.#subscribed) return
     const sentAt = performance.now()
-    this.#options.publisher.publish(this.#options.heartbeatChannel, String(sentAt)).catch(ignore)
+    this.#options.publish(this.#options.heartbeatChannel, String(sentAt)).catch(ignore)
   }
 
   #confirm(message: string): void {

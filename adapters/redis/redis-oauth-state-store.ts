@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
 import { TokenStoreError } from '../../src/errors.js'
@@ -11,6 +10,7 @@ import {
   refreshFamilyRecordSchema,
 } from '../../src/oauth/oauth-state-records.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
+import { live, requireStoreNow, validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import {
   closeConnection,
@@ -18,6 +18,7 @@ import {
   defineScript,
   type LuaScript,
   openConnection,
+  type RedisConnection,
   type RedisTarget,
   whenReady,
 } from './connection.js'
@@ -31,13 +32,21 @@ import {
   SAVE_FAMILY,
   SAVE_GRANT,
 } from './oauth-state-scripts.js'
-import { decodeRecord, requireNow, storeFailure, validateRecord } from './record-codec.js'
+import { decodeRecord, storeFailure } from './record-codec.js'
 
 /** Options of {@link RedisOAuthStateStore}. */
 export interface RedisOAuthStateStoreOptions {
-  /** Where Redis is: `redis://HOST:PORT`, or ioredis options (TLS, Sentinel, password). */
+  /**
+   * Where Redis is: `redis://HOST:PORT` or ioredis options for one server;
+   * `redis-cluster://HOST:PORT,HOST:PORT` or `{ cluster: [...seeds], options }` for a Redis Cluster.
+   */
   readonly redis: RedisTarget
-  /** Prefix of every key; default `dap:`, the token store's. */
+  /**
+   * Prefix of every key; default `dap:`, the token store's. Keys are `{PREFIXoauth}:…`: the hash
+   * tag keeps all OAuth state in one cluster slot, so that the scripts that check one record
+   * against another (a user code held by another grant, a refresh token of another family) stay
+   * atomic on a cluster.
+   */
   readonly keyPrefix?: string
   /** How long one Redis command may take before it fails, in ms; default 500. */
   readonly commandTimeoutMs?: number
@@ -53,10 +62,6 @@ type Retained = { readonly createdAt: number; readonly retainUntil: number }
 
 function expiryOf(record: Retained): number {
   return Math.max(1, record.retainUntil - record.createdAt) + EXPIRY_GRACE_MS
-}
-
-function live<T extends { readonly retainUntil: number }>(record: T | undefined, now: number): T | undefined {
-  return record !== undefined && now < record.retainUntil ? record : undefined
 }
 
 function parseCount(text: string | null, what: string): number | undefined {
@@ -79,7 +84,7 @@ function parseCount(text: string | null, what: string): number | undefined {
  * await handleTokenRequest(params, { state, tokens, clients, now: Date.now() })
  */
 export class RedisOAuthStateStore implements OAuthStateStore {
-  readonly #client: Redis
+  readonly #client: RedisConnection
   readonly #prefix: string
   readonly #scripts: Readonly<Record<string, LuaScript>>
 
@@ -88,7 +93,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
     const parsed = optionsSchema.safeParse(options)
     if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
     const { redis, keyPrefix, commandTimeoutMs } = parsed.data
-    this.#prefix = `${keyPrefix}oauth:`
+    this.#prefix = `{${keyPrefix}oauth}:`
     this.#client = openConnection(redis, commandTimeoutMs, `dap-oauth-${generateRandomBase62(16)}`)
     this.#client.on('error', () => {})
     const sources = {
@@ -131,7 +136,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async findAuthorizationCode(hash: string, now: number): Promise<AuthorizationCodeRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#get(this.#codeKey(hash), 'find an authorization code')
     return live(this.#decode(authorizationCodeRecordSchema, text, 'authorization code record'), now)
   }
@@ -169,13 +174,13 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async findDeviceGrant(deviceCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#get(this.#grantKey(deviceCodeHash), 'find a device grant')
     return live(this.#decode(deviceGrantRecordSchema, text, 'device grant record'), now)
   }
 
   async findDeviceGrantByUserCode(userCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#run(
       'findIndexed',
       'find a device grant',
@@ -222,13 +227,13 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async findRefreshFamily(id: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#get(this.#familyKey(id), 'find a refresh family')
     return live(this.#decode(refreshFamilyRecordSchema, text, 'refresh family record'), now)
   }
 
   async findRefreshFamilyByTokenHash(hash: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#run(
       'findIndexed',
       'find a refresh family',
@@ -262,7 +267,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async countUserCodeFailures(key: string, now: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     let fields: (string | null)[]
     try {
       fields = await this.#client.hmget(this.#failureKey(key), 'c', 'reset')
@@ -275,7 +280,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async recordUserCodeFailure(key: string, now: number, windowMs: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     if (!Number.isSafeInteger(windowMs) || windowMs <= 0) {
       throw new TokenStoreError('windowMs must be a positive integer')
     }

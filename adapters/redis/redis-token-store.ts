@@ -1,27 +1,35 @@
-import type { Redis } from 'ioredis'
+import { Cluster, type Redis } from 'ioredis'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
 import { TokenStoreError } from '../../src/errors.js'
+import { validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import { type TokenRecord, tokenRecordSchema } from '../../src/tokens/token-record.js'
 import type { TokenStore } from '../../src/tokens/token-store.js'
+import { ClusterInvalidationFeed } from './cluster-feed.js'
 import {
   closeConnection,
   connectionOptionsShape,
   defineScript,
   type LuaScript,
   openConnection,
+  type RedisConnection,
   type RedisTarget,
+  replicasHaving,
   whenReady,
 } from './connection.js'
-import { InvalidationFeed } from './invalidation-feed.js'
+import { type Freshness, InvalidationFeed } from './invalidation-feed.js'
 import { RecordCache } from './record-cache.js'
-import { decodeRecord, storeFailure, validateRecord } from './record-codec.js'
-import { REPLACE_TOKEN, SAVE_TOKEN } from './token-scripts.js'
+import { decodeRecord, storeFailure } from './record-codec.js'
+import { CLAIM_ID, RELEASE_ID, REPLACE_TOKEN, SAVE_TOKEN } from './token-scripts.js'
 
 /** Options of {@link RedisTokenStore}. */
 export interface RedisTokenStoreOptions {
-  /** Where Redis is: `redis://HOST:PORT`, or ioredis options (TLS, Sentinel, password). */
+  /**
+   * Where Redis is: `redis://HOST:PORT` or ioredis options (TLS, Sentinel, password) for one
+   * server; `redis-cluster://HOST:PORT,HOST:PORT` or `{ cluster: [...seeds], options }` for a
+   * Redis Cluster.
+   */
   readonly redis: RedisTarget
   /** Prefix of every key and channel; default `dap:`. Instances that share tokens use the same one. */
   readonly keyPrefix?: string
@@ -37,6 +45,12 @@ export interface RedisTokenStoreOptions {
   readonly heartbeatMs?: number
   /** How long one Redis command may take before it fails (and the request gets 503), in ms; default 500. */
   readonly commandTimeoutMs?: number
+  /**
+   * How many replicas must hold a saved or changed record (a revocation) before the call reports
+   * success (Redis `WAIT`, for up to `commandTimeoutMs`); fewer is a `TokenStoreError`. Default 1 on
+   * a cluster, so that no failover brings back a revoked token; 0 on one server.
+   */
+  readonly minReplicas?: number
 }
 
 const optionsSchema = z
@@ -45,6 +59,7 @@ const optionsSchema = z
     cacheSize: z.int().min(0).max(10_000_000).default(10_000),
     maxStalenessMs: z.int().min(10).max(60_000).default(1000),
     heartbeatMs: z.int().min(5).max(30_000).default(200),
+    minReplicas: z.int().min(0).max(16).optional(),
   })
   .refine((options) => options.heartbeatMs * 2 <= options.maxStalenessMs, {
     path: ['heartbeatMs'],
@@ -94,9 +109,9 @@ function compareByCreation(a: TokenRecord, b: TokenRecord): number {
  * await tokens.close()
  */
 export class RedisTokenStore implements TokenStore {
-  readonly #client: Redis
+  readonly #client: RedisConnection
   readonly #subscriber: Redis | undefined
-  readonly #feed: InvalidationFeed | undefined
+  readonly #feed: Freshness | undefined
   readonly #cache: RecordCache<TokenRecord>
   readonly #pending = new Map<string, PendingRead>()
   readonly #touches = new Map<string, Promise<void>>()
@@ -104,8 +119,12 @@ export class RedisTokenStore implements TokenStore {
   readonly #channel: string
   readonly #instance: string
   readonly #maxStalenessMs: number
+  readonly #commandTimeoutMs: number
+  readonly #minReplicas: number
   readonly #save: LuaScript
   readonly #replace: LuaScript
+  readonly #claimId: LuaScript
+  readonly #releaseId: LuaScript
 
   /**
    * Opens the connections; lookups work at once (from Redis) and the cache joins in once the
@@ -116,27 +135,45 @@ export class RedisTokenStore implements TokenStore {
   constructor(options: RedisTokenStoreOptions) {
     const parsed = optionsSchema.safeParse(options)
     if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-    const { redis, keyPrefix, cacheSize, maxStalenessMs, heartbeatMs, commandTimeoutMs } = parsed.data
+    const { redis, keyPrefix, cacheSize, maxStalenessMs, heartbeatMs, commandTimeoutMs, minReplicas } =
+      parsed.data
     const instance = generateRandomBase62(16)
     this.#instance = instance
     this.#prefix = keyPrefix
     this.#channel = `${keyPrefix}token-changes`
     this.#maxStalenessMs = maxStalenessMs
+    this.#commandTimeoutMs = commandTimeoutMs
     this.#cache = new RecordCache(cacheSize)
-    this.#client = openConnection(redis, commandTimeoutMs, `dap-tokens-${instance}`)
-    this.#client.on('error', () => {})
-    this.#save = defineScript(this.#client, 'dapSaveToken', SAVE_TOKEN)
-    this.#replace = defineScript(this.#client, 'dapReplaceToken', REPLACE_TOKEN)
-    if (cacheSize > 0) {
-      this.#subscriber = this.#client.duplicate({ connectionName: `dap-tokens-sub-${instance}` })
+    const client = openConnection(redis, commandTimeoutMs, `dap-tokens-${instance}`)
+    this.#client = client
+    this.#minReplicas = minReplicas ?? (client instanceof Cluster ? 1 : 0)
+    client.on('error', () => {})
+    this.#save = defineScript(client, 'dapSaveToken', SAVE_TOKEN)
+    this.#replace = defineScript(client, 'dapReplaceToken', REPLACE_TOKEN)
+    this.#claimId = defineScript(client, 'dapClaimTokenId', CLAIM_ID)
+    this.#releaseId = defineScript(client, 'dapReleaseTokenId', RELEASE_ID)
+    if (cacheSize === 0) return
+    const feed = {
+      channel: this.#channel,
+      heartbeatChannel: `${keyPrefix}heartbeat:${instance}`,
+      heartbeatMs,
+      onChange: (message: string) => this.#receive(message),
+      onLost: () => this.#dropAll(),
+    }
+    if (client instanceof Cluster) {
+      this.#feed = new ClusterInvalidationFeed({
+        ...feed,
+        cluster: client,
+        keyPrefix,
+        commandTimeoutMs,
+        connectionName: `dap-tokens-sub-${instance}`,
+      })
+    } else {
+      this.#subscriber = client.duplicate({ connectionName: `dap-tokens-sub-${instance}` })
       this.#feed = new InvalidationFeed({
-        publisher: this.#client,
+        ...feed,
+        publish: (channel, message) => client.publish(channel, message),
         subscriber: this.#subscriber,
-        channel: this.#channel,
-        heartbeatChannel: `${keyPrefix}heartbeat:${instance}`,
-        heartbeatMs,
-        onChange: (message) => this.#receive(message),
-        onLost: () => this.#dropAll(),
       })
     }
   }
@@ -193,28 +230,45 @@ export class RedisTokenStore implements TokenStore {
     const hash = await this.#hashOf(id)
     if (hash === undefined) return undefined
     const record = await this.#read(hash)
-    if (record === undefined || record.id !== id) {
+    // An index entry without its record is a save that has not finished (or failed half way).
+    if (record === undefined) return undefined
+    if (record.id !== id) {
       throw new TokenStoreError('Redis answered an id index that points to another record')
     }
     return record
   }
 
-  /** Validates and adds a new record; a duplicate id or hash is refused. */
+  /**
+   * Validates and adds a new record; a duplicate id or hash is refused. The three keys may live on
+   * three cluster nodes, so they are written in an order that keeps every state in between safe:
+   * the id is claimed, the owner's set gains the hash, and the record — the only key a lookup by
+   * value reads — comes last. A save that stops half way leaves index entries without a record,
+   * which lookups and listings skip; a refused hash gives the claims back.
+   */
   async save(record: TokenRecord): Promise<void> {
     const valid = validateRecord(tokenRecordSchema, record, 'token record', 'save')
+    const recordKey = this.#recordKey(valid.hash)
     let answer: unknown
     try {
+      const claimed = await this.#claimId([this.#idKey(valid.id)], [valid.hash])
+      if (claimed === 0) throw new TokenStoreError(`cannot save: token id ${valid.id} already exists`)
+      const listed = await this.#client.sadd(this.#ownerKey(valid.userId), valid.hash)
       answer = await this.#save(
-        [this.#recordKey(valid.hash), this.#idKey(valid.id), this.#ownerKey(valid.userId)],
-        [JSON.stringify(valid), valid.hash, this.#channel, this.#message(valid.hash)],
+        [recordKey],
+        [JSON.stringify(valid), this.#channel, this.#message(valid.hash)],
       )
+      // Refused: give back only what this call added (the existing record keeps its indexes).
+      if (answer === 'hash') {
+        if (listed === 1) await this.#client.srem(this.#ownerKey(valid.userId), valid.hash)
+        if (claimed === 1) await this.#releaseId([this.#idKey(valid.id)], [valid.hash])
+      }
     } catch (error) {
       throw storeFailure('save a token', error)
     }
-    if (answer === 'id') throw new TokenStoreError(`cannot save: token id ${valid.id} already exists`)
     if (answer === 'hash') throw new TokenStoreError('cannot save: a token with this hash already exists')
     if (answer !== 'ok') throw new TokenStoreError('Redis answered a save with something unexpected')
     this.#invalidate(valid.hash)
+    await this.#replicate(recordKey, 'save a token')
   }
 
   /** Validates and replaces the record with the same id; immutable fields and a revocation stay. */
@@ -223,7 +277,7 @@ export class RedisTokenStore implements TokenStore {
     const hash = await this.#hashOf(valid.id)
     if (hash === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
     const next = JSON.stringify(valid)
-    await this.#compareAndSet(hash, 'update a token', (current) => {
+    await this.#compareAndSet(hash, 'update a token', true, (current) => {
       for (const field of IMMUTABLE_FIELDS) {
         if (valid[field] !== current[field]) {
           throw new TokenStoreError(`cannot update token ${valid.id}: ${field} cannot change`)
@@ -242,12 +296,14 @@ export class RedisTokenStore implements TokenStore {
     try {
       const hashes = await this.#client.smembers(this.#ownerKey(userId))
       if (hashes.length === 0) return Object.freeze([])
-      texts = await this.#client.mget(hashes.map((hash) => this.#recordKey(hash)))
+      // One GET per record: on a cluster they live in different slots (ioredis pipelines them).
+      texts = await Promise.all(hashes.map((hash) => this.#client.get(this.#recordKey(hash))))
     } catch (error) {
       throw storeFailure('list tokens', error)
     }
-    const records = texts.map((text) => {
-      if (text === null) throw new TokenStoreError('Redis answered an owner index with a missing record')
+    // A hash without its record is a save that has not finished: not a token yet.
+    const present = texts.filter((text): text is string => text !== null)
+    const records = present.map((text) => {
       const record = decodeRecord(tokenRecordSchema, text, 'token record')
       if (record.userId !== userId) throw new TokenStoreError('Redis answered another owner’s record')
       return record
@@ -274,7 +330,7 @@ export class RedisTokenStore implements TokenStore {
   async #touch(id: string, now: number): Promise<void> {
     const hash = await this.#hashOf(id)
     if (hash === undefined) throw new TokenStoreError('cannot touch: no token with this id')
-    await this.#compareAndSet(hash, 'touch a token', (current) =>
+    await this.#compareAndSet(hash, 'touch a token', false, (current) =>
       current.lastUsedAt !== undefined && current.lastUsedAt >= now
         ? undefined
         : JSON.stringify({ ...current, lastUsedAt: now }),
@@ -288,6 +344,7 @@ export class RedisTokenStore implements TokenStore {
   async #compareAndSet(
     hash: string,
     action: string,
+    durable: boolean,
     change: (current: TokenRecord) => string | undefined,
   ): Promise<void> {
     const key = this.#recordKey(hash)
@@ -309,10 +366,28 @@ export class RedisTokenStore implements TokenStore {
       }
       if (replaced === 1) {
         this.#invalidate(hash)
+        // A lost lastUsedAt costs nothing; a lost revocation would bring a token back.
+        if (durable) await this.#replicate(key, action)
         return
       }
     }
     throw new TokenStoreError(`cannot ${action}: it kept changing concurrently`)
+  }
+
+  // Reports a write done only once enough replicas hold it (`minReplicas`).
+  async #replicate(key: string, action: string): Promise<void> {
+    if (this.#minReplicas === 0) return
+    let acknowledged: number
+    try {
+      acknowledged = await replicasHaving(this.#client, key, this.#minReplicas, this.#commandTimeoutMs)
+    } catch (error) {
+      throw storeFailure(action, error)
+    }
+    if (acknowledged < this.#minReplicas) {
+      throw new TokenStoreError(
+        `cannot ${action}: written, but only ${acknowledged} of ${this.#minReplicas} replicas confirmed it; a failover could undo it`,
+      )
+    }
   }
 
   async #hashOf(id: string): Promise<string | undefined> {

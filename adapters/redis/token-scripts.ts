@@ -6,17 +6,39 @@
  * evict a record it had just read again).
  */
 
+/*
+ * Every script touches one key, so it runs on a Redis Cluster as on one server: a token's record,
+ * its id index and its owner's set may sit in three slots (a save writes them in turn, see
+ * RedisTokenStore.save).
+ */
+
 /**
- * Adds a record. KEYS: record (by hash), id index, owner set. ARGV: JSON, hash, channel, message.
- * Answers `id` or `hash` when that key is taken, else `ok`.
+ * Claims a token id for a hash. KEYS: id index. ARGV: hash. Answers 1 when claimed now, 2 when it
+ * already pointed to this hash (a save that stopped half way, or the record exists), 0 when
+ * another hash holds it.
+ */
+export const CLAIM_ID = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return 2 end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`
+
+/** Gives a claimed id back, only if it still points to this hash. KEYS: id index. ARGV: hash. */
+export const RELEASE_ID = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`
+
+/**
+ * Adds a record. KEYS: record (by hash). ARGV: JSON, channel, message. Answers `hash` when that
+ * key is taken, else `ok`.
  */
 export const SAVE_TOKEN = `
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'id' end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'hash' end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], ARGV[2])
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 'ok'
 `
 

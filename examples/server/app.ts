@@ -10,6 +10,7 @@ import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { RouteSet } from './route-set.js'
 import type { Seed } from './seed.js'
 import { loadSeedTokens } from './seed-tokens.js'
+import type { SessionStore } from './web/sessions.js'
 import { signInRoutes } from './web/signin.js'
 import { tokenSettingsRoutes } from './web/token-settings.js'
 import { createWebContext, type WebContext } from './web/web-context.js'
@@ -38,6 +39,10 @@ export interface CreateAppOptions {
   readonly tokens?: TokenStore
   /** Where codes, device grants and refresh tokens live (the OAuth routes' `state`); in memory by default. */
   readonly oauthState?: OAuthStateStore
+  /** Where the pages' sign-in sessions live; in memory by default. */
+  readonly sessions?: SessionStore
+  /** The sign-in form's CSRF key, shared by every instance of a shared store; fresh by default. */
+  readonly signInKey?: Uint8Array
 }
 
 /**
@@ -61,7 +66,12 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     onError: (error, { stage }) => console.error(`access policy (${stage}):`, error),
   })
   const model = new DataModel(seed)
-  const web = await createWebContext({ users: seed.users, now })
+  const web = await createWebContext({
+    users: seed.users,
+    now,
+    ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
+    ...(options.signInKey === undefined ? {} : { signInKey: options.signInKey }),
+  })
   return {
     policy,
     model,

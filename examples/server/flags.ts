@@ -2,9 +2,11 @@
  * The command line of the reference server (design §9). Every problem is a {@link ConfigError}
  * naming the flag and quoting the value, which main.ts prints as one line before exiting with 2.
  */
+
 import { isIP } from 'node:net'
+import { parseClusterUrl } from '../../adapters/redis/cluster-url.js'
 import { ConfigError } from '../../src/index.js'
-import { quote } from './seed-schema.js'
+import { quote } from './seed-messages.js'
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
 
 /** The frameworks the server runs on. */
@@ -12,7 +14,10 @@ export const FRAMEWORKS = ['express', 'fastify', 'hono'] as const
 export type Framework = (typeof FRAMEWORKS)[number]
 
 /** Where tokens and OAuth state live: process memory, or a Redis server several instances share. */
-export type StoreOption = { readonly kind: 'memory' } | { readonly kind: 'redis'; readonly url: string }
+export type StoreOption =
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'redis'; readonly url: string }
+  | { readonly kind: 'redis-cluster'; readonly url: string }
 
 /** The server's options, as the flags give them. */
 export interface ServerFlags {
@@ -41,8 +46,9 @@ Options:
   --host H                address to listen on (default 127.0.0.1)
   --trust-proxy VALUE     peers allowed to set X-Forwarded-For / X-Forwarded-Proto: false (default),
                           loopback, or addresses/CIDRs separated by commas
-  --store STORE           memory (default) | redis://HOST:PORT: tokens and OAuth state on a
-                          Redis server that several instances share (seed tokens added once)
+  --store STORE           memory (default) | redis://HOST:PORT | redis-cluster://HOST:PORT[,…]:
+                          tokens, OAuth state and sign-in sessions on a Redis server or
+                          cluster that several instances share (seed tokens added once)
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -91,14 +97,26 @@ const PARSERS: Readonly<Record<string, Parser>> = {
 }
 
 /**
- * Parses `--store`: `memory`, or `redis://HOST:PORT` (an optional trailing `/`).
+ * Parses `--store`: `memory`, `redis://HOST:PORT` (an optional trailing `/`), or the seed nodes
+ * of a Redis Cluster, `redis-cluster://HOST:PORT[,HOST:PORT…]`.
  *
  * @example
  * parseStore('redis://127.0.0.1:6379') // { kind: 'redis', url: 'redis://127.0.0.1:6379' }
+ * parseStore('redis-cluster://10.0.0.1:7000,10.0.0.2:7000') // { kind: 'redis-cluster', url: … }
  */
 export function parseStore(value: string): StoreOption {
   if (value === 'memory') return { kind: 'memory' }
-  const bad = () => new ConfigError(['--store'], `${quote(value)} is not memory or a redis://HOST:PORT URL`)
+  const bad = () =>
+    new ConfigError(
+      ['--store'],
+      `${quote(value)} is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list`,
+    )
+  if (value.startsWith('redis-cluster:')) {
+    const seeds = parseClusterUrl(value)
+    if (seeds === undefined) throw bad()
+    const nodes = seeds.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`)
+    return { kind: 'redis-cluster', url: `redis-cluster://${nodes.join(',')}` }
+  }
   if (!value.startsWith('redis://') || !URL.canParse(value)) throw bad()
   const url = new URL(value)
   const port = /:(\d{1,5})\/?$/.exec(value)?.[1]

@@ -46,12 +46,19 @@ const BINDINGS = { express: startExpress, fastify: startFastify, hono: startHono
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
-  const shared = await openSharedStores(options.store ?? { kind: 'memory' })
+  const shared = await openSharedStores(options.store ?? { kind: 'memory' }, options.now)
   const framework = options.framework ?? 'fastify'
   try {
     const app = await createApp(options.seed, {
       ...(options.now === undefined ? {} : { now: options.now }),
-      ...(shared === undefined ? {} : { tokens: shared.tokens, oauthState: shared.oauthState }),
+      ...(shared === undefined
+        ? {}
+        : {
+            tokens: shared.tokens,
+            oauthState: shared.oauthState,
+            sessions: shared.sessions,
+            signInKey: shared.signInKey,
+          }),
     })
     const running = await BINDINGS[framework](app, {
       host: options.host ?? '127.0.0.1',

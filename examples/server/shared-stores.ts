@@ -1,16 +1,22 @@
 /**
  * Where the server keeps tokens and OAuth state (`--store`): in process memory (one instance), or
- * on a Redis server that several instances share (design §6, §9; docs/deployment.md).
+ * on a Redis server or Redis Cluster that several instances share (design §6, §9;
+ * docs/deployment.md).
  */
 import type { TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import type { StoreOption } from './flags.js'
+import type { SessionStore } from './web/sessions.js'
 
-/** The shared stores of a `--store redis://…` server, and how to let go of them. */
+/** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
 export interface SharedStores {
   readonly tokens: TokenStore
   /** Codes, device grants and refresh tokens, for the OAuth routes. */
   readonly oauthState: OAuthStateStore
+  /** The pages' sign-in sessions, valid on every instance. */
+  readonly sessions: SessionStore
+  /** The sign-in form's CSRF key, the same on every instance. */
+  readonly signInKey: Uint8Array
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -19,27 +25,39 @@ export interface SharedStores {
 const CONNECT_TIMEOUT_MS = 5000
 
 /**
- * Opens the Redis stores for `--store redis://…`, connected and subscribed, or `undefined` for
+ * Opens the Redis stores for `--store redis://…` or `redis-cluster://…`, connected and
+ * subscribed, or `undefined` for
  * `--store memory` (the app then builds its own memory stores).
  *
  * @throws {Error} when Redis does not answer within five seconds.
  * @example
  * const shared = await openSharedStores({ kind: 'redis', url: 'redis://127.0.0.1:6379' })
  */
-export async function openSharedStores(option: StoreOption): Promise<SharedStores | undefined> {
+export async function openSharedStores(
+  option: StoreOption,
+  now: () => number = Date.now,
+): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
-  const { RedisOAuthStateStore, RedisTokenStore } = await import('../../adapters/redis/index.js')
+  const [{ RedisOAuthStateStore, RedisTokenStore }, { RedisSessionStore }] = await Promise.all([
+    import('../../adapters/redis/index.js'),
+    import('./web/redis-sessions.js'),
+  ])
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
+  const sessions = new RedisSessionStore(option.url, now)
   const close = async () => {
-    await Promise.all([tokens.close(), oauthState.close()])
+    await Promise.all([tokens.close(), oauthState.close(), sessions.close()])
   }
   try {
-    await Promise.all([tokens.ready(CONNECT_TIMEOUT_MS), oauthState.ready(CONNECT_TIMEOUT_MS)])
+    await Promise.all([
+      tokens.ready(CONNECT_TIMEOUT_MS),
+      oauthState.ready(CONNECT_TIMEOUT_MS),
+      sessions.ready(CONNECT_TIMEOUT_MS),
+    ])
+    return { tokens, oauthState, sessions, signInKey: await sessions.signInKey(), close }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })
   }
-  return { tokens, oauthState, close }
 }

@@ -10,7 +10,7 @@ import type { RunningApp } from './running-app.js'
 const express = createRequire(import.meta.url)('express') as typeof import('express')
 
 /**
- * The conformance app on Express 5, with the routing defaults left as they are
+ * The adapters' test app on Express 5, with the routing defaults left as they are
  * (case-insensitive, non-strict) so that the table also covers them.
  *
  * @example

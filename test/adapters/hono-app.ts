@@ -9,7 +9,7 @@ import { listening } from './listen.js'
 import type { RunningApp } from './running-app.js'
 
 /**
- * The conformance app on Hono 4 over @hono/node-server, with the default (strict) router.
+ * The adapters' test app on Hono 4 over @hono/node-server, with the default (strict) router.
  *
  * @example
  * const app = await startHonoApp(fixture, '127.0.0.1')

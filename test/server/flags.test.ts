@@ -87,11 +87,17 @@ describe('command line', () => {
     [['--trust-proxy', 'loopback,::/0'], `--trust-proxy: "::/0" ${PREFIX_ZERO}`],
     // The IPv4-mapped spelling of 0.0.0.0/0, which proxy-addr would accept and trust every IPv4 peer.
     [['--trust-proxy', '::ffff:0.0.0.0/96'], `--trust-proxy: "::ffff:0.0.0.0/96" ${PREFIX_ZERO}`],
-    [['--store', 'postgres://db'], '--store: "postgres://db" is not memory or a redis://HOST:PORT URL'],
-    [['--store', 'redis://cache'], '--store: "redis://cache" is not memory or a redis://HOST:PORT URL'],
+    [
+      ['--store', 'postgres://db'],
+      '--store: "postgres://db" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list',
+    ],
+    [
+      ['--store', 'redis://cache'],
+      '--store: "redis://cache" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list',
+    ],
     [
       ['--store', 'redis://cache:6379/0'],
-      '--store: "redis://cache:6379/0" is not memory or a redis://HOST:PORT URL',
+      '--store: "redis://cache:6379/0" is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list',
     ],
   ] as const)('%j → %s', (argv, line) => {
     expect(errorOf(() => parseCommandLine(argv))).toBe(line)
@@ -111,5 +117,30 @@ describe('command line', () => {
       url: 'redis://cache.internal:6380',
     })
     expect(parseStore('memory')).toEqual({ kind: 'memory' })
+  })
+
+  test('--store: a redis-cluster list of seed nodes is validated and normalised', () => {
+    expect(parseStore('redis-cluster://10.0.0.1:7000,cache-2.internal:7001/')).toEqual({
+      kind: 'redis-cluster',
+      url: 'redis-cluster://10.0.0.1:7000,cache-2.internal:7001',
+    })
+    expect(parseStore('redis-cluster://[::1]:7000')).toEqual({
+      kind: 'redis-cluster',
+      url: 'redis-cluster://[::1]:7000',
+    })
+    for (const bad of [
+      'redis-cluster://',
+      'redis-cluster://10.0.0.1',
+      'redis-cluster://10.0.0.1:7000,',
+      'redis-cluster://10.0.0.1:0',
+      'redis-cluster://10.0.0.1:70000',
+      'redis-cluster://user:pw@10.0.0.1:7000',
+      'redis-cluster://10.0.0.1:7000/0',
+      'redis-cluster:10.0.0.1:7000',
+    ]) {
+      expect(errorOf(() => parseStore(bad))).toBe(
+        `--store: ${JSON.stringify(bad)} is not memory, a redis://HOST:PORT URL or a redis-cluster://HOST:PORT[,HOST:PORT…] list`,
+      )
+    }
   })
 })

@@ -17,7 +17,12 @@ import {
 } from '../../examples/server/web/csrf.js'
 import { escapeHtml, renderPage } from '../../examples/server/web/html.js'
 import { safeNext } from '../../examples/server/web/next-path.js'
-import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SessionStore } from '../../examples/server/web/sessions.js'
+import {
+  MemorySessionStore,
+  SESSION_ABSOLUTE_MS,
+  SESSION_IDLE_MS,
+  sessionKey,
+} from '../../examples/server/web/sessions.js'
 import { parseExpiry } from '../../examples/server/web/token-form.js'
 import { signInLocation } from '../../examples/server/web/web-context.js'
 
@@ -172,41 +177,55 @@ describe('attempt limiter', () => {
 })
 
 describe('sessions', () => {
-  test('random 256-bit ids and CSRF tokens; idle and absolute expiry; destroy', () => {
+  test('random 256-bit ids and CSRF tokens; idle and absolute expiry; destroy', async () => {
     let clock = 1_000_000
-    const store = new SessionStore(() => clock)
-    const session = store.create('alice')
+    const store = new MemorySessionStore(() => clock)
+    const session = await store.create('alice')
     expect(session.id).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(session.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(session.csrfToken).not.toBe(session.id)
     expect(Object.keys(session).sort()).toEqual(['createdAt', 'csrfToken', 'handle', 'id', 'lastSeenAt'])
+    // Kept under the hash of the id, never the id.
+    expect(store.snapshot().map((stored) => stored.key)).toEqual([sessionKey(session.id)])
+    expect(JSON.stringify(store.snapshot())).not.toContain(session.id)
     clock += SESSION_IDLE_MS - 1
-    expect(store.find(session.id)).toBe(session)
+    expect(await store.find(session.id)).toEqual({ ...session, lastSeenAt: clock })
     clock += SESSION_IDLE_MS
-    expect(store.find(session.id)).toBeUndefined()
+    expect(await store.find(session.id)).toBeUndefined()
     expect(store.snapshot()).toEqual([])
 
-    const long = store.create('bob')
+    const long = await store.create('bob')
     const start = clock
     while (clock + SESSION_IDLE_MS / 2 < start + SESSION_ABSOLUTE_MS) {
       clock += SESSION_IDLE_MS / 2
-      expect(store.find(long.id)).toBeDefined()
+      expect(await store.find(long.id)).toBeDefined()
     }
     clock = start + SESSION_ABSOLUTE_MS
-    expect(store.find(long.id)).toBeUndefined()
+    expect(await store.find(long.id)).toBeUndefined()
 
-    const gone = store.create('carol')
-    store.destroy(gone.id)
-    expect(store.find(gone.id)).toBeUndefined()
-    expect(store.find(undefined)).toBeUndefined()
+    const gone = await store.create('carol')
+    await store.destroy(gone.id)
+    expect(await store.find(gone.id)).toBeUndefined()
+    expect(await store.find(undefined)).toBeUndefined()
   })
 
-  test('expired sessions are swept when another is created', () => {
+  test('a notice is read once; none is left on an ended session', async () => {
+    const store = new MemorySessionStore(() => 0)
+    const session = await store.create('alice')
+    await store.setNotice(session.id, 'Revoked “ci”.')
+    expect(await store.takeNotice(session.id)).toBe('Revoked “ci”.')
+    expect(await store.takeNotice(session.id)).toBeUndefined()
+    await store.destroy(session.id)
+    await store.setNotice(session.id, 'late')
+    expect(store.snapshot()).toEqual([])
+  })
+
+  test('expired sessions are swept when another is created', async () => {
     let clock = 0
-    const store = new SessionStore(() => clock)
-    store.create('alice')
+    const store = new MemorySessionStore(() => clock)
+    await store.create('alice')
     clock = SESSION_IDLE_MS
-    store.create('bob')
+    await store.create('bob')
     expect(store.snapshot().map((session) => session.handle)).toEqual(['bob'])
   })
 })

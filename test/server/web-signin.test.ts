@@ -4,13 +4,19 @@
  * open-redirect attempts, cookie attributes, session expiry on a moved clock, sign-out — and that
  * the three frameworks send the same status and headers for the same page.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { DEMO_SEED } from '../../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { loadSeed } from '../../examples/server/seed.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { parseTrustProxy } from '../../examples/server/trust-proxy.js'
-import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../examples/server/web/sessions.js'
+import {
+  type MemorySessionStore,
+  SESSION_ABSOLUTE_MS,
+  SESSION_IDLE_MS,
+  sessionKey,
+} from '../../examples/server/web/sessions.js'
 import { WRONG_CREDENTIALS } from '../../examples/server/web/signin.js'
 import { cookieAttributes, csrfOf, formOf, signIn, tokenValueOf, WebClient } from './web-client.js'
 
@@ -322,8 +328,8 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
     const browser = client()
     await signIn(browser, 'alice', 'alice-demo-password')
     const id = browser.jar.get('dap_session')!
-    const sessions = servers[framework].app.web.sessions
-    expect(sessions.snapshot().some((session) => session.id === id)).toBe(true)
+    const sessions = servers[framework].app.web.sessions as MemorySessionStore
+    expect(sessions.snapshot().some((session) => session.key === sessionKey(id))).toBe(true)
 
     expect((await browser.post('/signout', {})).status).toBe(403)
     const list = await browser.get('/settings/tokens')
@@ -333,7 +339,7 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
     expect(answer.status).toBe(303)
     expect(answer.headers.location).toBe('/signin')
     expect(cookieAttributes(cookieLine(answer.setCookies, 'dap_session'))['max-age']).toBe('0')
-    expect(sessions.snapshot().some((session) => session.id === id)).toBe(false)
+    expect(sessions.snapshot().some((session) => session.key === sessionKey(id))).toBe(false)
     // The old cookie, replayed, is worth nothing.
     const replayed = await new WebClient(servers[framework].port).get('/settings/tokens', {
       headers: { cookie: `dap_session=${id}` },

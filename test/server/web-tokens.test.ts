@@ -5,12 +5,14 @@
  * and where a token value may appear: in the one-time answer page, and nowhere else (pages,
  * headers, the session store, the server's stdout and stderr).
  */
+
 import { format } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { DEMO_SEED } from '../../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { loadSeed } from '../../examples/server/seed.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
+import type { MemorySessionStore } from '../../examples/server/web/sessions.js'
 import { createOAuthToken, isWellFormedTokenValue, type TokenRecord } from '../../src/index.js'
 import { csrfOf, formOf, signIn, tokenValueOf, WebClient, type WebResponse } from './web-client.js'
 
@@ -191,8 +193,9 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
     for (const answer of browser.answers) {
       expect(answer.response.headers['cache-control'], `${answer.method} ${answer.path}`).toBe('no-store')
     }
-    expect(JSON.stringify(app().web.sessions.snapshot())).not.toContain(value)
-    expect(JSON.stringify(app().web.sessions.snapshot())).not.toContain(value.slice(4))
+    const sessions = app().web.sessions as MemorySessionStore
+    expect(JSON.stringify(sessions.snapshot())).not.toContain(value)
+    expect(JSON.stringify(sessions.snapshot())).not.toContain(value.slice(4))
     expect(logged).not.toContain(value.slice(4))
     // The capture works: what the server would print does reach it.
     console.error('capture check')

@@ -62,7 +62,7 @@ export function showConsent(context: OAuthContext, pending: PendingConsent, sess
  */
 export async function authorize(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
   const { web } = context
-  const session = web.currentSession(request)
+  const session = await web.currentSession(request)
   const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup)
   if (!result.ok && result.respond === 'page') {
     if (result.error.error === 'server_error')
@@ -108,7 +108,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
  */
 export async function answerConsent(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
   const form = await readForm(request)
-  const check = context.web.checkCsrf(request, form)
+  const check = await context.web.checkCsrf(request, form)
   if (!check.ok) return check.result
   const { session } = check
   const decision = single(form, 'decision')

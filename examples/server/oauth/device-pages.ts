@@ -72,11 +72,11 @@ function entryPage(
  * { method: 'GET', path: '/device', handle: (request) => showDevicePage(context, request) }
  */
 export async function showDevicePage(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  const session = context.web.currentSession(request)
+  const session = await context.web.currentSession(request)
   const consent = request.query.get('consent')
   if (consent !== null) {
     if (session === undefined) {
-      const check = context.web.requireSignIn(request, request.target, 'page')
+      const check = await context.web.requireSignIn(request, request.target, 'page')
       if (!check.ok) return check.result
     }
     const pending = session === undefined ? undefined : context.consents.claim(consent, session.id)
@@ -101,7 +101,7 @@ export async function showDevicePage(context: OAuthContext, request: ApiRequest)
 export async function enterUserCode(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
   const { web, state } = context
   const form = await readForm(request)
-  const session = web.currentSession(request)
+  const session = await web.currentSession(request)
   const userCode = single(form, 'user_code') ?? ''
   // Either token is genuine: the page may have been loaded before or after signing in elsewhere.
   const genuine =

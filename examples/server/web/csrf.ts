@@ -3,7 +3,9 @@
  * token (sessions.ts). Before sign-in there is no session, yet the sign-in form needs protection
  * too (login CSRF: a forged sign-in would put the victim in the attacker's account), so it carries
  * a token bound to a short-lived anonymous cookie: the cookie holds a random nonce and its issue
- * time, the form holds an HMAC of that cookie under a key that never leaves the process. All
+ * time, the form holds an HMAC of that cookie under a key that never leaves the server (shared by
+ * every instance through the store when there are several, so a form from one is accepted by
+ * another). All
  * comparisons are constant-time; a missing or wrong token is a 403 page (signin.ts, settings).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
@@ -86,11 +88,13 @@ const COOKIE_PATTERN = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/
  * csrf.check(request, form) // later, on POST /signin
  */
 export class SignInCsrfTokens {
-  readonly #key = randomBytes(32)
+  readonly #key: Uint8Array
   readonly #now: () => number
 
-  constructor(now: () => number) {
+  /** `key`: the HMAC key, 32 random bytes; a fresh one of this process's own by default. */
+  constructor(now: () => number, key: Uint8Array = randomBytes(32)) {
     this.#now = now
+    this.#key = key
   }
 
   /** A token for a sign-in form, reusing the browser's cookie while it has time left. */

@@ -1,10 +1,13 @@
 /**
- * Sign-in sessions of the pages, in process memory. The cookie carries only a random 256-bit id;
- * the session holds who is signed in, the CSRF token of their forms, its timestamps and at most a
- * one-line notice for the next page — never a token value, so nothing secret but the id itself
- * ever sits here. Sessions end after 30 minutes idle or 8 hours in all, whichever comes first.
+ * Sign-in sessions of the pages. The cookie carries only a random 256-bit id, and a store keeps a
+ * session under the SHA-256 of that id, never the id itself: whoever reads the store (a Redis
+ * dump) cannot take over a session. A session holds who is signed in, the CSRF token of their
+ * forms, its timestamps and at most a one-line notice for the next page — never a token value.
+ * Sessions end after 30 minutes idle or 8 hours in all, whichever comes first. The store is the
+ * server's (`--store`): in process memory here, on Redis in redis-sessions.ts, so that a session
+ * started on one instance is valid on all and a sign-out on one ends it on all.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { isSecureTransport } from '../../../src/index.js'
 import { type CookieOptions, serializeCookie } from '../cookies.js'
 import type { ApiRequest } from '../route-set.js'
@@ -20,7 +23,7 @@ export const SESSION_ABSOLUTE_MS = 8 * 60 * 60_000
 
 /** A signed-in session. */
 export interface Session {
-  /** The cookie value: 32 random bytes, base64url. */
+  /** The cookie value: 32 random bytes, base64url. Stores keep only its hash ({@link sessionKey}). */
   readonly id: string
   /** The signed-in user's handle. */
   readonly handle: string
@@ -28,9 +31,47 @@ export interface Session {
   readonly csrfToken: string
   readonly createdAt: number
   /** The last request that found the session; idle expiry counts from here. */
-  lastSeenAt: number
-  /** A one-line message for the next page ("Revoked “ci”."), shown once. Never a secret. */
-  notice?: string
+  readonly lastSeenAt: number
+}
+
+/**
+ * Where sessions live. Every method is asynchronous, since a shared store answers over the network;
+ * a store failure rejects (the page answers 503), and never yields a session.
+ */
+export interface SessionStore {
+  /** Starts a session for a user who just signed in: fresh id, fresh CSRF token. */
+  create(handle: string): Promise<Session>
+  /** The live session with this id, its idle clock restarted; undefined when unknown or expired. */
+  find(id: string | undefined): Promise<Session | undefined>
+  /** Ends a session (sign-out); an unknown id is ignored. */
+  destroy(id: string): Promise<void>
+  /** Leaves a one-line message ("Revoked “ci”.") for the session's next page. Never a secret. */
+  setNotice(id: string, notice: string): Promise<void>
+  /** The message left for this page, removed as it is read. */
+  takeNotice(id: string): Promise<string | undefined>
+}
+
+/**
+ * The key a store keeps a session under: the SHA-256 of its id, hex.
+ *
+ * @example
+ * sessionKey(session.id) // '9f86d0…' (64 hex digits)
+ */
+export function sessionKey(id: string): string {
+  return createHash('sha256').update(id).digest('hex')
+}
+
+/**
+ * Whether a session has ended at `now`: idle too long, or signed in too long ago. Written as "not
+ * before" so that a NaN clock ends the session rather than keeping it.
+ */
+export function sessionExpired(session: Pick<Session, 'createdAt' | 'lastSeenAt'>, now: number): boolean {
+  return !(now < session.lastSeenAt + SESSION_IDLE_MS && now < session.createdAt + SESSION_ABSOLUTE_MS)
+}
+
+/** A new session's fields: fresh id and CSRF token. */
+export function newSession(handle: string, now: number): Session {
+  return { id: randomToken(), handle, csrfToken: randomToken(), createdAt: now, lastSeenAt: now }
 }
 
 /**
@@ -79,68 +120,77 @@ export function clearedSessionCookie(request: ApiRequest): string {
   return serializeCookie(SESSION_COOKIE, '', cookieOptions(request, 0))
 }
 
+/** A session as the memory store holds it: without its id, under the id's hash. */
+export type StoredSession = Omit<Session, 'id'> & { readonly notice?: string }
+
 /**
- * The in-memory session store. Expired sessions are refused when looked up and swept whenever a
- * session is created, so the store holds no more than the sessions of the last eight hours.
+ * The in-memory session store (one instance). Expired sessions are refused when looked up and
+ * swept whenever a session is created, so the store holds no more than the sessions of the last
+ * eight hours.
  *
  * @example
- * const sessions = new SessionStore(Date.now)
- * const session = sessions.create('alice')
- * sessions.find(session.id) // the session, its idle clock restarted
+ * const sessions = new MemorySessionStore(Date.now)
+ * const session = await sessions.create('alice')
+ * await sessions.find(session.id) // the session, its idle clock restarted
  */
-export class SessionStore {
+export class MemorySessionStore implements SessionStore {
   readonly #now: () => number
-  readonly #sessions = new Map<string, Session>()
+  readonly #sessions = new Map<string, StoredSession>()
 
   constructor(now: () => number) {
     this.#now = now
   }
 
-  /** Starts a session for a user who just signed in: fresh id, fresh CSRF token. */
-  create(handle: string): Session {
+  async create(handle: string): Promise<Session> {
     const now = this.#now()
     this.#sweep(now)
-    const session: Session = {
-      id: randomToken(),
-      handle,
-      csrfToken: randomToken(),
-      createdAt: now,
-      lastSeenAt: now,
-    }
-    this.#sessions.set(session.id, session)
+    const session = newSession(handle, now)
+    const { id, ...stored } = session
+    this.#sessions.set(sessionKey(id), stored)
     return session
   }
 
-  /** The live session with this id, its idle clock restarted; an expired one is removed. */
-  find(id: string | undefined): Session | undefined {
+  async find(id: string | undefined): Promise<Session | undefined> {
     if (id === undefined) return undefined
-    const session = this.#sessions.get(id)
-    if (session === undefined) return undefined
+    const key = sessionKey(id)
+    const stored = this.#sessions.get(key)
+    if (stored === undefined) return undefined
     const now = this.#now()
-    if (this.#expired(session, now)) {
-      this.#sessions.delete(id)
+    if (sessionExpired(stored, now)) {
+      this.#sessions.delete(key)
       return undefined
     }
-    session.lastSeenAt = Math.max(session.lastSeenAt, now)
-    return session
+    const seen = { ...stored, lastSeenAt: Math.max(stored.lastSeenAt, now) }
+    this.#sessions.set(key, seen)
+    const { notice: _, ...session } = seen
+    return { id, ...session }
   }
 
-  /** Ends a session (sign-out); an unknown id is ignored. */
-  destroy(id: string): void {
-    this.#sessions.delete(id)
+  async destroy(id: string): Promise<void> {
+    this.#sessions.delete(sessionKey(id))
   }
 
-  /** Every stored session, expired or not, as copies: for tests and diagnostics. */
-  snapshot(): readonly Readonly<Session>[] {
-    return [...this.#sessions.values()].map((session) => ({ ...session }))
+  async setNotice(id: string, notice: string): Promise<void> {
+    const key = sessionKey(id)
+    const stored = this.#sessions.get(key)
+    if (stored !== undefined) this.#sessions.set(key, { ...stored, notice })
   }
 
-  #expired(session: Session, now: number): boolean {
-    // Written as "not before" so that a NaN clock ends the session rather than keeping it.
-    return !(now < session.lastSeenAt + SESSION_IDLE_MS && now < session.createdAt + SESSION_ABSOLUTE_MS)
+  async takeNotice(id: string): Promise<string | undefined> {
+    const key = sessionKey(id)
+    const stored = this.#sessions.get(key)
+    if (stored?.notice === undefined) return undefined
+    const { notice, ...rest } = stored
+    this.#sessions.set(key, rest)
+    return notice
+  }
+
+  /** Every stored session, expired or not, as copies (no ids: only their hashes are kept). */
+  snapshot(): readonly (StoredSession & { readonly key: string })[] {
+    return [...this.#sessions].map(([key, session]) => ({ key, ...session }))
   }
 
   #sweep(now: number): void {
-    for (const [id, session] of this.#sessions) if (this.#expired(session, now)) this.#sessions.delete(id)
+    for (const [key, session] of this.#sessions) if (sessionExpired(session, now)) this.#sessions.delete(key)
   }
 }

@@ -18,7 +18,7 @@ import type { WebContext } from './web-context.js'
 /** The one message for a wrong handle or password: it never says which was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect handle or password.'
 
-// Longer than any seed handle can be (seed-schema.ts: 1–64 characters); such a handle is not
+// Longer than any seed handle can be (seed-shapes.ts: 1–64 characters); such a handle is not
 // counted against the limiter, so nobody can fill its memory with made-up names of any length.
 const MAX_HANDLE_LENGTH = 64
 const MAX_PASSWORD_LENGTH = 1024
@@ -73,8 +73,8 @@ export function signInRoutes(web: WebContext): RouteSet {
     web.signInLimiter.reset(handle)
     // Whatever session the browser had ends here; the new one gets a new id and CSRF token.
     const previous = request.cookies[SESSION_COOKIE]
-    if (previous !== undefined) web.sessions.destroy(previous)
-    const session = web.sessions.create(handle)
+    if (previous !== undefined) await web.sessions.destroy(previous)
+    const session = await web.sessions.create(handle)
     return redirect(next ?? DEFAULT_NEXT, 303, {
       'set-cookie': [sessionCookie(session, request), web.signInCsrf.clearedCookie(request)],
     })
@@ -82,14 +82,14 @@ export function signInRoutes(web: WebContext): RouteSet {
 
   const signOut = async (request: ApiRequest): Promise<RouteResult> => {
     const form = await readForm(request)
-    const session = web.currentSession(request)
+    const session = await web.currentSession(request)
     if (session === undefined) {
       // Nobody to sign out: the browser may still hold a stale cookie, which goes too.
       return redirect('/signin', 303, { 'set-cookie': clearedSessionCookie(request) })
     }
-    const check = web.checkCsrf(request, form)
+    const check = await web.checkCsrf(request, form)
     if (!check.ok) return check.result
-    web.sessions.destroy(session.id)
+    await web.sessions.destroy(session.id)
     return redirect('/signin', 303, { 'set-cookie': clearedSessionCookie(request) })
   }
 

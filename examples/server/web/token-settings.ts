@@ -78,18 +78,12 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
   const notFound = (session: Session): RouteResult =>
     messagePage(404, 'Not found', 'There is no such token among yours.', session)
 
-  const takeNotice = (session: Session): string | undefined => {
-    const notice = session.notice
-    delete session.notice
-    return notice
-  }
-
   // Signed-in pages: GETs come back here after sign-in; POSTs go to the list, since a form post
   // cannot be replayed.
   const page =
     (handler: Signed) =>
     async (request: ApiRequest): Promise<RouteResult> => {
-      const check = web.requireSignIn(request, request.method === 'GET' ? request.target : TOKENS_PATH)
+      const check = await web.requireSignIn(request, request.method === 'GET' ? request.target : TOKENS_PATH)
       return check.ok ? handler(request, check.session) : check.result
     }
 
@@ -99,7 +93,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
   ) =>
     page(async (request) => {
       const fields = await readForm(request)
-      const check = web.checkCsrf(request, fields)
+      const check = await web.checkCsrf(request, fields)
       return check.ok ? handler(request, check.session, fields) : check.result
     })
 
@@ -108,7 +102,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       session,
       tokens: await listed(session.handle),
       now: web.now(),
-      notice: takeNotice(session),
+      notice: await web.sessions.takeNotice(session.id),
     })
 
   const create = form(async (_request, session, fields) => {
@@ -151,7 +145,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     if (read.value.name !== undefined) changed = renameToken(changed, read.value.name)
     if (read.value.scopes !== undefined) changed = rescopeToken(changed, read.value.scopes)
     await tokens.update(changed)
-    session.notice = `Saved “${changed.name}”: scopes ${changed.scopes.join(', ')}.`
+    await web.sessions.setNotice(session.id, `Saved “${changed.name}”: scopes ${changed.scopes.join(', ')}.`)
     return redirect(TOKENS_PATH)
   })
 
@@ -165,7 +159,10 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     if (token === undefined) return notFound(session)
     if (fields.get('confirm') !== 'yes') return revokeConfirmPage(session, token)
     await tokens.update(revokeToken(token, web.now()))
-    session.notice = `Revoked “${token.name}”. Requests with it are refused from now on.`
+    await web.sessions.setNotice(
+      session.id,
+      `Revoked “${token.name}”. Requests with it are refused from now on.`,
+    )
     return redirect(TOKENS_PATH)
   })
 

@@ -1,8 +1,8 @@
 /**
  * What every page route set shares: the session store, the users who can sign in, the sign-in
  * form's CSRF tokens and attempt limiter, and the three checks a page makes — who is signed in,
- * send them to sign in, is this form genuine. One context per app (app.ts), so that several
- * servers in one process never share sessions. README.md in this folder documents it.
+ * send them to sign in, is this form genuine. One context per app (app.ts); its sessions live in
+ * the server's store (memory, or the Redis that several instances share). README.md in this folder documents it.
  */
 
 import { redirect } from '../http-result.js'
@@ -12,7 +12,7 @@ import { AttemptLimiter } from './attempt-limiter.js'
 import { checkSessionCsrf, SignInCsrfTokens } from './csrf.js'
 import { messagePage } from './html.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'
-import { SESSION_COOKIE, type Session, SessionStore } from './sessions.js'
+import { MemorySessionStore, SESSION_COOKIE, type Session, type SessionStore } from './sessions.js'
 import { signInPage } from './signin-page.js'
 import { UserDirectory } from './users.js'
 
@@ -42,19 +42,19 @@ export interface WebContext {
    * The live session whose id the `dap_session` cookie carries, its idle clock restarted; undefined
    * when signed out or expired.
    */
-  currentSession(request: ApiRequest): Session | undefined
+  currentSession(request: ApiRequest): Promise<Session | undefined>
   /**
    * The session, or the way to sign in: a 303 to `/signin?next=…` (`'redirect'`, the default), or
    * the sign-in form itself, posting to `/signin` with `next` (`'page'`). `next` must be a
    * same-origin path; by default it is the request's own target for a GET, the token list
    * otherwise (a POST cannot be replayed after sign-in).
    */
-  requireSignIn(request: ApiRequest, next?: string, prompt?: SignInPrompt): SessionCheck
+  requireSignIn(request: ApiRequest, next?: string, prompt?: SignInPrompt): Promise<SessionCheck>
   /**
    * Checks the CSRF token of a signed-in form: the session, or a 403 page when the token is
    * missing, repeated or wrong, or when nobody is signed in.
    */
-  checkCsrf(request: ApiRequest, form: URLSearchParams): SessionCheck
+  checkCsrf(request: ApiRequest, form: URLSearchParams): Promise<SessionCheck>
 }
 
 /** Options of {@link createWebContext}. */
@@ -62,6 +62,10 @@ export interface WebContextOptions {
   readonly users: readonly SeedUser[]
   /** The clock, epoch ms; `Date.now` by default. */
   readonly now?: () => number
+  /** Where sessions live; in this process's memory by default, on Redis with `--store redis…`. */
+  readonly sessions?: SessionStore
+  /** The sign-in form's CSRF key, the same on every instance; a fresh one by default. */
+  readonly signInKey?: Uint8Array
 }
 
 /**
@@ -89,17 +93,17 @@ export function csrfFailure(session?: Session): RouteResult {
  *
  * @example
  * const web = await createWebContext({ users: seed.users })
- * const check = web.requireSignIn(request)
+ * const check = await web.requireSignIn(request)
  * if (!check.ok) return check.result
  */
 export async function createWebContext(options: WebContextOptions): Promise<WebContext> {
   const now = options.now ?? Date.now
-  const sessions = new SessionStore(now)
+  const sessions = options.sessions ?? new MemorySessionStore(now)
   const users = await UserDirectory.create(options.users)
-  const signInCsrf = new SignInCsrfTokens(now)
+  const signInCsrf = new SignInCsrfTokens(now, options.signInKey)
   const signInLimiter = new AttemptLimiter({ max: SIGNIN_MAX_ATTEMPTS, windowMs: SIGNIN_WINDOW_MS, now })
 
-  const currentSession = (request: ApiRequest): Session | undefined =>
+  const currentSession = (request: ApiRequest): Promise<Session | undefined> =>
     sessions.find(request.cookies[SESSION_COOKIE])
 
   return {
@@ -109,8 +113,8 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
     signInCsrf,
     signInLimiter,
     currentSession,
-    requireSignIn(request, next, prompt = 'redirect') {
-      const session = currentSession(request)
+    async requireSignIn(request, next, prompt = 'redirect') {
+      const session = await currentSession(request)
       if (session !== undefined) return { ok: true, session }
       const target = safeNext(next ?? (request.method === 'GET' ? request.target : DEFAULT_NEXT))
       if (prompt === 'page') {
@@ -118,8 +122,8 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
       }
       return { ok: false, result: redirect(signInLocation(target)) }
     },
-    checkCsrf(request, form) {
-      const session = currentSession(request)
+    async checkCsrf(request, form) {
+      const session = await currentSession(request)
       if (session === undefined || !checkSessionCsrf(session, form)) {
         return { ok: false, result: csrfFailure(session) }
       }

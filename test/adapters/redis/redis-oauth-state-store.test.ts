@@ -169,7 +169,7 @@ describe('Redis expiry follows retainUntil', () => {
     const { state } = await instance()
     const record = code()
     await state.saveAuthorizationCode(record)
-    const key = `dap:oauth:code:${record.hash}`
+    const key = `{dap:oauth}:code:${record.hash}`
     const first = await admin.pttl(key)
     expect(first).toBeGreaterThan(110_000)
     expect(first).toBeLessThanOrEqual(120_000)
@@ -199,8 +199,8 @@ describe('Redis expiry follows retainUntil', () => {
       status: 'pending',
     }
     expect(await state.saveDeviceGrant(grant)).toBe(true)
-    const grantTtl = await admin.pttl(`dap:oauth:grant:${grant.deviceCodeHash}`)
-    const indexTtl = await admin.pttl(`dap:oauth:user-code:${grant.userCodeHash}`)
+    const grantTtl = await admin.pttl(`{dap:oauth}:grant:${grant.deviceCodeHash}`)
+    const indexTtl = await admin.pttl(`{dap:oauth}:user-code:${grant.userCodeHash}`)
     expect(grantTtl).toBeGreaterThan(1_200_000)
     expect(grantTtl).toBeLessThanOrEqual(1_260_000)
     expect(Math.abs(grantTtl - indexTtl)).toBeLessThan(1000)
@@ -222,12 +222,12 @@ describe('Redis expiry follows retainUntil', () => {
       expiresAt: NOW + 86_400_000,
       retainUntil: NOW + 86_400_000,
     })
-    const familyTtl = await admin.pttl(`dap:oauth:family:${id}`)
+    const familyTtl = await admin.pttl(`{dap:oauth}:family:${id}`)
     expect(familyTtl).toBeGreaterThan(86_400_000)
-    expect(Math.abs(familyTtl - (await admin.pttl(`dap:oauth:family-token:${hash}`)))).toBeLessThan(1000)
+    expect(Math.abs(familyTtl - (await admin.pttl(`{dap:oauth}:family-token:${hash}`)))).toBeLessThan(1000)
     const key = `session-${generateRandomBase62(8)}`
     await state.recordUserCodeFailure(key, NOW, 900_000)
-    const counterTtl = await admin.pttl(`dap:oauth:user-code-failures:${key}`)
+    const counterTtl = await admin.pttl(`{dap:oauth}:user-code-failures:${key}`)
     expect(counterTtl).toBeGreaterThan(900_000)
     expect(counterTtl).toBeLessThanOrEqual(960_000)
   })
@@ -240,16 +240,16 @@ describe('fail closed', () => {
   ])('fails a lookup that finds %s', async (_, field, value) => {
     const { state } = await instance()
     const hash = randomHash()
-    await admin.hset(`dap:oauth:code:${hash}`, 'v', '0', 'r', String(NOW + 60_000), field, value)
+    await admin.hset(`{dap:oauth}:code:${hash}`, 'v', '0', 'r', String(NOW + 60_000), field, value)
     await expect(state.findAuthorizationCode(hash, NOW)).rejects.toThrow(TokenStoreError)
   })
 
   test('never lets a replacement win over a record whose version is garbage', async () => {
     const { state } = await instance()
     const hash = randomHash()
-    await admin.hset(`dap:oauth:code:${hash}`, 'v', 'zero', 'r', String(NOW), 'd', '{}')
+    await admin.hset(`{dap:oauth}:code:${hash}`, 'v', 'zero', 'r', String(NOW), 'd', '{}')
     expect(await state.replaceAuthorizationCode(code({ hash, version: 1 }))).toBe(false)
-    expect(await admin.hget(`dap:oauth:code:${hash}`, 'd')).toBe('{}')
+    expect(await admin.hget(`{dap:oauth}:code:${hash}`, 'd')).toBe('{}')
   })
 
   test('fails at once, never waits, when Redis cannot be reached', async () => {

@@ -25,7 +25,7 @@ export interface RedisServer {
 }
 
 // Redis refuses --port 0, so a free port is found by binding one and letting it go.
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer()
     probe.once('error', reject)
@@ -36,17 +36,25 @@ function freePort(): Promise<number> {
   })
 }
 
-function requireRedisServer(): void {
+const running = new Set<ChildProcess>()
+// A crashed test file must not leave a server behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
+export function requireRedisServer(): void {
   const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' })
   if (found.error !== undefined) {
     throw new Error('redis-server is not installed: apt-get install redis-server (.ci/run does it)')
   }
 }
 
-function launch(port: number, dir: string): Promise<ChildProcess> {
+/** Starts `redis-server` on a port in a directory, with extra arguments; resolves once it is ready. */
+export function launchRedis(port: number, dir: string, extra: readonly string[] = []): Promise<ChildProcess> {
   // No persistence of its own: the tests snapshot explicitly where they need a restart to keep data.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra]
   const child = spawn('redis-server', [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] })
+  running.add(child)
   return new Promise((resolve, reject) => {
     let output = ''
     const onData = (chunk: Buffer) => {
@@ -64,16 +72,10 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
   })
 }
 
-function exited(child: ChildProcess): Promise<void> {
+export function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => child.once('exit', () => resolve()))
 }
-
-const running = new Set<ChildProcess>()
-// A crashed test file must not leave a server behind.
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL')
-})
 
 /**
  * Starts a private `redis-server` on a free loopback port, in a temporary directory, without
@@ -88,7 +90,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   for (let attempt = 0; child === undefined; attempt++) {
     port = await freePort()
     try {
-      child = await launch(port, dir)
+      child = await launchRedis(port, dir)
     } catch (error) {
       if (attempt >= 4) throw error
     }
@@ -116,7 +118,7 @@ export async function startRedisServer(): Promise<RedisServer> {
       running.delete(current)
     },
     async restart() {
-      current = await launch(port, dir)
+      current = await launchRedis(port, dir)
       running.add(current)
     },
     pause: () => signal('SIGSTOP'),
