@@ -31,5 +31,6 @@ export default defineConfig({
     'zod',
     'fast-check',
     'ioredis',
+    '@noble/hashes',
   ],
 })

@@ -93,7 +93,7 @@ export {
   type TokenKind,
   tokenKindOf,
 } from './tokens/token-format.js'
-export { hashTokenValue } from './tokens/token-hash.js'
+export { hashTokenValue, type TokenHashBackend, tokenHashBackend } from './tokens/token-hash.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,

@@ -5,7 +5,7 @@ import { isValidCodeVerifier } from './pkce-syntax.js'
 
 /**
  * Computes the S256 code challenge of a verifier: BASE64URL(SHA-256(ASCII(verifier))), unpadded.
- * Synchronous, through the runtime's node:crypto (as token hashing is).
+ * Synchronous on every runtime, through the token hash (node:crypto where present, else pure JS).
  *
  * @throws {InvalidArgumentError} when `verifier` is not 43–128 characters of `[A-Za-z0-9-._~]`.
  * @example

@@ -1,3 +1,5 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
 import { ConfigError, InvalidArgumentError } from '../errors.js'
 
 // The slice of node:crypto this module uses, typed loosely because other runtimes that offer
@@ -11,24 +13,51 @@ type NodeCryptoLike = {
 
 type Sha256Hex = (value: string) => string
 
-// `undefined` until first use: resolving lazily keeps the module free of import-time side effects.
-let syncSha256: Sha256Hex | null | undefined
+/**
+ * Which SHA-256 implementation {@link hashTokenValue} runs on this runtime.
+ *
+ * @example
+ * const backend: TokenHashBackend = tokenHashBackend()
+ */
+export type TokenHashBackend = 'node:crypto' | '@noble/hashes'
 
-function resolveSyncSha256(): Sha256Hex | null {
-  const nodeCrypto = globalThis.process?.getBuiltinModule?.('node:crypto') as NodeCryptoLike | undefined
+type ResolvedSha256 = { readonly backend: TokenHashBackend; readonly sha256Hex: Sha256Hex }
+
+// `undefined` until first use: resolving lazily keeps the module free of import-time side effects.
+let resolved: ResolvedSha256 | undefined
+
+const utf8 = new TextEncoder()
+
+// Pure JS, so it runs where node:crypto is unreachable (Workers without `nodejs_compat`, browsers).
+// TextEncoder writes a lone surrogate as U+FFFD, as Node's UTF-8 encoding does: digests agree.
+const pureSha256Hex: Sha256Hex = (value) => bytesToHex(sha256(utf8.encode(value)))
+
+function resolveSha256(): ResolvedSha256 {
+  let nodeCrypto: NodeCryptoLike | undefined
+  try {
+    nodeCrypto = globalThis.process?.getBuiltinModule?.('node:crypto') as NodeCryptoLike | undefined
+  } catch {
+    // A runtime whose probe throws has no node:crypto to offer; the pure path serves.
+    nodeCrypto = undefined
+  }
   const hash = nodeCrypto?.hash
   // One-shot `crypto.hash` is about twice as fast as `createHash` for inputs this small (design §11).
-  if (typeof hash === 'function') return (value) => hash('sha256', value, 'hex')
+  if (typeof hash === 'function') {
+    return { backend: 'node:crypto', sha256Hex: (value) => hash('sha256', value, 'hex') }
+  }
   const createHash = nodeCrypto?.createHash
   if (typeof createHash === 'function') {
-    return (value) => createHash('sha256').update(value, 'utf8').digest('hex')
+    return {
+      backend: 'node:crypto',
+      sha256Hex: (value) => createHash('sha256').update(value, 'utf8').digest('hex'),
+    }
   }
-  return null
+  return { backend: '@noble/hashes', sha256Hex: pureSha256Hex }
 }
 
-function syncSha256OrNull(): Sha256Hex | null {
-  if (syncSha256 === undefined) syncSha256 = resolveSyncSha256()
-  return syncSha256
+function sha256Implementation(): ResolvedSha256 {
+  if (resolved === undefined) resolved = resolveSha256()
+  return resolved
 }
 
 function requireString(value: unknown): asserts value is string {
@@ -37,43 +66,36 @@ function requireString(value: unknown): asserts value is string {
 }
 
 /**
- * True when this runtime can hash synchronously ({@link hashTokenValue}); otherwise use
- * {@link hashTokenValueAsync}.
+ * Which SHA-256 implementation this runtime hashes tokens with: `'node:crypto'` where the runtime
+ * offers it through `process.getBuiltinModule` (Node, Bun, Deno), `'@noble/hashes'` elsewhere
+ * (Workers without `nodejs_compat`, browsers). Both give the same digest.
  *
  * @example
- * const hash = supportsSyncTokenHash() ? hashTokenValue(value) : await hashTokenValueAsync(value)
+ * tokenHashBackend() // 'node:crypto' on Node
  */
-export function supportsSyncTokenHash(): boolean {
-  return syncSha256OrNull() !== null
+export function tokenHashBackend(): TokenHashBackend {
+  return sha256Implementation().backend
 }
 
 /**
  * The SHA-256 of a token value (its UTF-8 bytes) as 64 lower-case hex digits, computed synchronously
- * with node:crypto. This is what token records store instead of the value.
+ * on every runtime: with node:crypto where it is reachable (faster), otherwise with the pure-JS
+ * `@noble/hashes`. This is what token records store instead of the value.
  *
- * @throws {ConfigError} when the runtime has no synchronous SHA-256 (no `process.getBuiltinModule`).
+ * @throws {InvalidArgumentError} when `value` is not a string.
  * @example
  * hashTokenValue('abc') // 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
  */
 export function hashTokenValue(value: string): string {
   requireString(value)
-  const sha256 = syncSha256OrNull()
-  if (sha256 === null) {
-    throw new ConfigError(
-      [],
-      'hashTokenValue needs node:crypto through process.getBuiltinModule, which this runtime lacks; ' +
-        'use hashTokenValueAsync',
-    )
-  }
-  return sha256(value)
+  return sha256Implementation().sha256Hex(value)
 }
 
-const HEX_BYTES = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
-
 /**
- * The same digest as {@link hashTokenValue}, through Web Crypto (`crypto.subtle`), for runtimes
- * without node:crypto (Deno, Workers, browsers).
+ * The same digest as {@link hashTokenValue}, through Web Crypto (`crypto.subtle`). Never needed
+ * (the synchronous {@link hashTokenValue} runs everywhere); kept for hosts that prefer Web Crypto.
  *
+ * @throws {ConfigError} when the runtime has no `globalThis.crypto.subtle`.
  * @example
  * await hashTokenValueAsync('abc') // 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
  */
@@ -83,8 +105,5 @@ export async function hashTokenValueAsync(value: string): Promise<string> {
   if (subtle === undefined) {
     throw new ConfigError([], 'hashTokenValueAsync needs Web Crypto (globalThis.crypto.subtle)')
   }
-  const digest = new Uint8Array(await subtle.digest('SHA-256', new TextEncoder().encode(value)))
-  let hex = ''
-  for (const byte of digest) hex += HEX_BYTES[byte]
-  return hex
+  return bytesToHex(new Uint8Array(await subtle.digest('SHA-256', utf8.encode(value))))
 }

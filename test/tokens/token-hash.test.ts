@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError, InvalidArgumentError } from '../../src/errors.js'
-import { hashTokenValue, hashTokenValueAsync, supportsSyncTokenHash } from '../../src/tokens/token-hash.js'
+import { hashTokenValue, hashTokenValueAsync, tokenHashBackend } from '../../src/tokens/token-hash.js'
 
 // SHA-256 vectors: '' and 'abc' are FIPS 180-2 (Appendix B.1) / NIST examples; the others were computed
 // outside this library with Python's hashlib.sha256 over the UTF-8 bytes (and `sha256sum` for the first
@@ -41,7 +41,6 @@ describe('hashTokenValue and hashTokenValueAsync', () => {
   })
 
   it('agree on every string (UTF-8, lone surrogates included)', async () => {
-    expect(supportsSyncTokenHash()).toBe(true)
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 64 }), async (value) => {
         const sync = hashTokenValue(value)
@@ -63,49 +62,79 @@ describe('hashTokenValue and hashTokenValueAsync', () => {
   })
 })
 
-describe('runtime paths', () => {
-  it('falls back to createHash where crypto.hash is missing', async () => {
-    vi.spyOn(process, 'getBuiltinModule').mockImplementation(() => ({ createHash }))
+// Each stub stands for a runtime: node:crypto with and without one-shot `hash`, a process whose
+// getBuiltinModule lacks or throws for node:crypto, no getBuiltinModule (Workers, browsers), no process.
+const RUNTIMES = [
+  {
+    runtime: 'node:crypto without crypto.hash',
+    backend: 'node:crypto',
+    stub: () => stubBuiltin(() => ({ createHash })),
+  },
+  {
+    runtime: 'getBuiltinModule without node:crypto',
+    backend: '@noble/hashes',
+    stub: () => stubBuiltin(() => undefined),
+  },
+  {
+    runtime: 'getBuiltinModule that throws',
+    backend: '@noble/hashes',
+    stub: () =>
+      stubBuiltin(() => {
+        throw new Error('No such built-in module: node:crypto')
+      }),
+  },
+  {
+    runtime: 'no getBuiltinModule (Workers, browsers)',
+    backend: '@noble/hashes',
+    stub: () => stubBuiltin(undefined),
+  },
+  { runtime: 'no process global', backend: '@noble/hashes', stub: () => vi.stubGlobal('process', undefined) },
+] as const
+
+function stubBuiltin(getBuiltinModule: ((id: string) => unknown) | undefined) {
+  vi.stubGlobal('process', { ...process, getBuiltinModule })
+}
+
+// Resolves the module under a stubbed runtime, then restores the real globals before any assertion,
+// so vitest itself never runs without `process`.
+async function underRuntime(stub: () => void): Promise<HashModule> {
+  stub()
+  try {
     const fresh = await importFresh()
-    expect(fresh.supportsSyncTokenHash()).toBe(true)
+    fresh.tokenHashBackend()
+    return fresh
+  } finally {
+    vi.unstubAllGlobals()
+  }
+}
+
+describe('every runtime path gives the same digest', () => {
+  it('uses node:crypto on Node', () => {
+    expect(tokenHashBackend()).toBe('node:crypto')
+  })
+
+  it.each(RUNTIMES)('$runtime: $backend', async ({ stub, backend }) => {
+    const fresh = await underRuntime(stub)
+    expect(fresh.tokenHashBackend()).toBe(backend)
     for (const { input, sha256 } of VECTORS) expect(fresh.hashTokenValue(input)).toBe(sha256)
   })
 
-  it('has no synchronous path without node:crypto, and says which function to use', async () => {
-    vi.spyOn(process, 'getBuiltinModule').mockImplementation(() => undefined)
-    const fresh = await importFresh()
-    expect(fresh.supportsSyncTokenHash()).toBe(false)
-    // A fresh module graph has its own error classes: compare the stable code, not the class.
-    expect(() => fresh.hashTokenValue('abc')).toThrow(
-      expect.objectContaining({
-        code: 'ERR_INVALID_CONFIG',
-        message: expect.stringMatching(/hashTokenValueAsync/),
+  it('the pure-JS path agrees with node:crypto on every string (UTF-8, lone surrogates included)', async () => {
+    const pure = await underRuntime(() => stubBuiltin(undefined))
+    expect(pure.tokenHashBackend()).toBe('@noble/hashes')
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (value) => {
+        expect(pure.hashTokenValue(value)).toBe(createHash('sha256').update(value, 'utf8').digest('hex'))
       }),
     )
-    expect(await fresh.hashTokenValueAsync('abc')).toBe(VECTORS[1].sha256)
   })
 
-  it('has no synchronous path without process.getBuiltinModule (Workers, browsers)', async () => {
-    const original = process.getBuiltinModule
-    Reflect.deleteProperty(process, 'getBuiltinModule')
-    try {
-      const fresh = await importFresh()
-      expect(fresh.supportsSyncTokenHash()).toBe(false)
-    } finally {
-      process.getBuiltinModule = original
-    }
-  })
-
-  it('has no synchronous path without a process global', async () => {
-    vi.stubGlobal('process', undefined)
-    let supported: boolean
-    try {
-      const fresh = await importFresh()
-      supported = fresh.supportsSyncTokenHash()
-    } finally {
-      vi.unstubAllGlobals()
-    }
-    expect(supported).toBe(false)
+  it('the pure-JS path refuses a value that is not a string, as node:crypto does', async () => {
+    const pure = await underRuntime(() => stubBuiltin(undefined))
+    // A fresh module graph has its own error classes: compare the stable code, not the class.
+    expect(() => pure.hashTokenValue(42 as unknown as string)).toThrow(
+      expect.objectContaining({ code: new InvalidArgumentError('x').code }),
+    )
   })
 
   it('hashes asynchronously only with Web Crypto', async () => {

@@ -1,0 +1,114 @@
+/**
+ * The app every runtime serves (Node, Bun, Deno, workerd): the core checks of the runtime table
+ * and a small Hono API behind the access policy, built from the published package (`dist/`).
+ */
+
+import {
+  type AccessPolicy,
+  ANONYMOUS,
+  compileExportRestrictions,
+  createAccessPolicy,
+  createApiToken,
+  deny,
+  MemoryTokenStore,
+  type Resource,
+  tokenHashBackend,
+} from 'data-access-policy'
+import { type AccessEnv, accessControl } from 'data-access-policy/hono'
+import { type Context, Hono } from 'hono'
+import type { ConnInfo } from 'hono/conninfo'
+
+const DATASETS: Readonly<Record<string, Resource>> = {
+  'acme/open': { kind: 'dataset', publicLevel: 'data' },
+  'acme/private': { kind: 'dataset', publicLevel: 'none' },
+  // Alice and Bob edit it, but Bob's token is scoped to metadata.
+  'acme/team': { kind: 'dataset', publicLevel: 'none', userLevel: 'edit' },
+  'acme/capped': {
+    kind: 'dataset',
+    publicLevel: 'data',
+    exportRestrictions: compileExportRestrictions({ maxRecords: 3 }),
+  },
+}
+
+/** The runtime table's in-process columns, and the token values the HTTP checks use. */
+export interface Probe {
+  readonly runtime: string
+  readonly hashBackend: string
+  readonly decide: boolean
+  readonly createApiToken: boolean
+  readonly authenticate: boolean
+  readonly tokens: { readonly reader: string; readonly metadataOnly: string }
+}
+
+// Tokens are created on the first request, not at startup: workerd forbids random values there.
+async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenStore): Promise<Probe> {
+  const reader = createApiToken({ userId: 'alice', name: 'reader', scopes: 'data.data', now: Date.now() })
+  const metadataOnly = createApiToken({
+    userId: 'bob',
+    name: 'meta',
+    scopes: 'data.metadata',
+    now: Date.now(),
+  })
+  await tokens.save(reader.record)
+  await tokens.save(metadataOnly.record)
+  const authenticated = await policy.authenticate({
+    authorization: [`Bearer ${reader.value}`],
+    protocol: 'https',
+    clientAddress: '127.0.0.1',
+  })
+  const principal = authenticated.ok ? authenticated.principal : ANONYMOUS
+  return {
+    runtime,
+    hashBackend: tokenHashBackend(),
+    decide:
+      policy.authorize(principal, 'table.read', DATASETS['acme/open']).allowed &&
+      !policy.authorize(principal, 'table.read', DATASETS['acme/private']).allowed,
+    createApiToken: /^dap_[0-9A-Za-z]{38}$/.test(reader.value),
+    authenticate: authenticated.ok && authenticated.principal.userId === 'alice',
+    tokens: { reader: reader.value, metadataOnly: metadataOnly.value },
+  }
+}
+
+async function* rows(count: number) {
+  for (let i = 0; i < count; i++) yield { data: `${i}\n`, records: 1 }
+}
+
+const dataset = (c: Context<AccessEnv>) => {
+  const key = `${c.req.param('owner')}/${c.req.param('name')}`
+  return key === 'acme/team' && !['alice', 'bob'].includes(c.get('principal').userId ?? '')
+    ? undefined
+    : DATASETS[key]
+}
+
+/**
+ * The Hono app of the runtime table; `getConnInfo` is the runtime's own.
+ *
+ * @example
+ * const app = createRuntimeApp('bun', getConnInfo)
+ */
+export function createRuntimeApp(runtime: string, getConnInfo: (c: Context) => ConnInfo): Hono<AccessEnv> {
+  const tokens = new MemoryTokenStore()
+  const policy = createAccessPolicy({ tokens, realm: 'data-api' })
+  const access = accessControl({ policy, getConnInfo })
+  let probe: Promise<Probe> | undefined
+  const app = new Hono<AccessEnv>()
+  app.use(async (_c, next) => {
+    probe ??= setUp(runtime, policy, tokens)
+    await probe
+    await next()
+  })
+  // Test plumbing only: a real host never hands token values out.
+  app.get('/probe', async (c) => c.json(await probe))
+  app.get('/api/v1/datasets/:owner/:name/metadata', access.require('dataset.metadata', dataset), (c) =>
+    c.json({ dataset: c.req.param('name') }),
+  )
+  app.get('/api/v1/datasets/:owner/:name/rows', access.require('table.read', dataset), (c) => {
+    const count = Number(c.req.query('n') ?? '2')
+    return access.sendData(c, { body: 'x\n'.repeat(count), records: count, contentType: 'text/plain' })
+  })
+  app.get('/api/v1/datasets/:owner/:name/stream', access.require('table.read', dataset), (c) =>
+    access.streamData(c, rows(Number(c.req.query('n') ?? '2')), { contentType: 'text/plain' }),
+  )
+  app.notFound((c) => access.sendDenial(c, deny('not_found')))
+  return app
+}

@@ -1,0 +1,4 @@
+import { getConnInfo } from 'hono/cloudflare-workers'
+import { createRuntimeApp } from './app.js'
+
+export default createRuntimeApp('workerd', getConnInfo)
