@@ -9,9 +9,12 @@ import {
   type OAuthStateStore,
   type TokenStore,
 } from '../../src/index.js'
+import { AbuseGuard, type AbuseLimits } from './abuse-limits.js'
 import { apiRoutes } from './api-routes.js'
 import { DataModel } from './data.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
+import { PublicOrigin } from './public-origin.js'
+import { MemoryRateLimitStore, type RateLimitStore } from './rate-limits.js'
 import type { RouteSet } from './route-set.js'
 import type { Seed } from './seed.js'
 import { loadSeedTokens } from './seed-tokens.js'
@@ -33,6 +36,10 @@ export interface App {
   readonly now: () => number
   /** Mounted in order: the API first, then the pages. */
   readonly routeSets: readonly RouteSet[]
+  /** The limits of the unauthenticated endpoints (abuse-limits.ts). */
+  readonly guard: AbuseGuard
+  /** The origin the server hands out in absolute URLs; set once it listens (public-origin.ts). */
+  readonly origin: PublicOrigin
 }
 
 /** Options of {@link createApp}. */
@@ -43,6 +50,12 @@ export interface CreateAppOptions {
   readonly tokens?: TokenStore
   /** Where codes, device grants and refresh tokens live (the OAuth routes' `state`); in memory by default. */
   readonly oauthState?: OAuthStateStore
+  /** Where the abuse limits count; in memory by default. */
+  readonly rateLimits?: RateLimitStore
+  /** Limits other than the defaults (abuse-limits.ts); tests lower them. */
+  readonly limits?: Partial<AbuseLimits>
+  /** `--public-url`; absent: the listening address, recorded by the binding's caller. */
+  readonly publicUrl?: string | undefined
 }
 
 /**
@@ -60,21 +73,27 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const policy = createAccessPolicy({ tokens, realm: REALM, now })
   const model = new DataModel(seed)
   const web = await createWebContext({ users: seed.users, now })
+  const guard = new AbuseGuard(options.rateLimits ?? new MemoryRateLimitStore(), options.limits, now)
+  const origin = new PublicOrigin(options.publicUrl)
   return {
     policy,
     model,
     tokens,
     web,
     now,
+    guard,
+    origin,
     routeSets: [
       apiRoutes({ model, policy }),
-      signInRoutes(web),
+      signInRoutes(web, guard),
       tokenSettingsRoutes({ web, tokens }),
       oauthRoutes({
         clients: seed.clients,
         tokens,
         web,
         now,
+        guard,
+        origin,
         ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
       }),
     ],

@@ -31,6 +31,9 @@ import { runRoute } from './run-route.js'
 export async function createFastifyApp(app: App, trustProxy: BindingOptions['trustProxy']) {
   const web = Fastify({
     trustProxy: trustProxy === false ? false : [...trustProxy],
+    // Path segments of any length reach the routes, as on Express and Hono (Fastify's default of
+    // 100 characters answers its own 414); Node's header size limit bounds the target anyway.
+    routerOptions: { maxParamLength: 65_536 },
     serverFactory: (handler) =>
       createFrontDoorServer(app, handler as (req: IncomingMessage, res: ServerResponse) => void),
   })
@@ -38,6 +41,20 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   // hands the stream through, unread, whatever the method and content type.
   web.removeAllContentTypeParsers()
   web.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+  // Fastify refuses a `Content-Type` it cannot parse (`;;;`, `a/b/c`) before any parser runs, and
+  // the handlers judge content types themselves: hide the header from Fastify while it looks for
+  // a parser, and give it back before anything else reads it.
+  const contentTypes = new WeakMap<IncomingMessage, string>()
+  web.addHook('onRequest', async (request) => {
+    const contentType = request.raw.headers['content-type']
+    if (contentType === undefined) return
+    contentTypes.set(request.raw, contentType)
+    delete request.raw.headers['content-type']
+  })
+  web.addHook('preValidation', async (request) => {
+    const contentType = contentTypes.get(request.raw)
+    if (contentType !== undefined) request.raw.headers['content-type'] = contentType
+  })
   await web.register(accessControl, { policy: app.policy })
 
   const requests = new WeakMap<FastifyRequest, ApiRequest>()

@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net'
 import { ConfigError } from '../../src/index.js'
+import { parsePublicUrl } from './public-origin.js'
 import { quote } from './seed-schema.js'
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
 
@@ -23,6 +24,8 @@ export interface ServerFlags {
   readonly host: string
   readonly trustProxy: TrustProxy
   readonly store: StoreOption
+  /** `--public-url`, without a trailing slash; absent: the listening address. */
+  readonly publicUrl: string | undefined
 }
 
 /** What the command line asks for. */
@@ -43,6 +46,9 @@ Options:
                           loopback, or addresses/CIDRs separated by commas
   --store STORE           memory (default) | redis://HOST:PORT: tokens and OAuth state on a
                           Redis server that several instances share (seed tokens added once)
+  --public-url URL        the origin clients see (https://data.example.org): OAuth metadata's
+                          issuer and the device flow's verification_uri derive from it;
+                          default: the listening address, never the Host header
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -55,6 +61,7 @@ const DEFAULTS: ServerFlags = {
   host: '127.0.0.1',
   trustProxy: false,
   store: { kind: 'memory' },
+  publicUrl: undefined,
 }
 
 const HOSTNAME =
@@ -88,6 +95,7 @@ const PARSERS: Readonly<Record<string, Parser>> = {
   },
   '--trust-proxy': (value) => ({ trustProxy: parseTrustProxy(value) }),
   '--store': (value) => ({ store: parseStore(value) }),
+  '--public-url': (value) => ({ publicUrl: parsePublicUrl(value) }),
 }
 
 /**

@@ -4,12 +4,15 @@
  */
 import type { OAuthStateStore, TokenStore } from '../../src/index.js'
 import type { StoreOption } from './flags.js'
+import type { RateLimitStore } from './rate-limits.js'
 
 /** The shared stores of a `--store redis://…` server, and how to let go of them. */
 export interface SharedStores {
   readonly tokens: TokenStore
   /** Codes, device grants and refresh tokens, for the OAuth routes. */
   readonly oauthState: OAuthStateStore
+  /** The abuse limits' counts, shared by every instance on the store. */
+  readonly rateLimits: RateLimitStore
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -29,16 +32,22 @@ export async function openSharedStores(option: StoreOption): Promise<SharedStore
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
   const { RedisOAuthStateStore, RedisTokenStore } = await import('../../adapters/redis/index.js')
+  const { RedisRateLimitStore } = await import('./redis-rate-limits.js')
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
+  const rateLimits = new RedisRateLimitStore(option.url)
   const close = async () => {
-    await Promise.all([tokens.close(), oauthState.close()])
+    await Promise.all([tokens.close(), oauthState.close(), rateLimits.close()])
   }
   try {
-    await Promise.all([tokens.ready(CONNECT_TIMEOUT_MS), oauthState.ready(CONNECT_TIMEOUT_MS)])
+    await Promise.all([
+      tokens.ready(CONNECT_TIMEOUT_MS),
+      oauthState.ready(CONNECT_TIMEOUT_MS),
+      rateLimits.ready(CONNECT_TIMEOUT_MS),
+    ])
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })
   }
-  return { tokens, oauthState, close }
+  return { tokens, oauthState, rateLimits, close }
 }

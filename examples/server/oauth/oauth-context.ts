@@ -4,6 +4,8 @@
  * context (sessions, sign-in, CSRF), the pending consents and the clock.
  */
 import { MemoryOAuthStateStore, type OAuthStateStore, type TokenStore } from '../../../src/index.js'
+import type { AbuseGuard } from '../abuse-limits.js'
+import type { PublicOrigin } from '../public-origin.js'
 import type { SeedOAuthClient } from '../seed.js'
 import type { WebContext } from '../web/web-context.js'
 import { ClientRegistry } from './client-registry.js'
@@ -22,6 +24,10 @@ export interface OAuthContextOptions {
   readonly state?: OAuthStateStore
   /** Lifetime of issued access tokens; one hour by default (design §6). */
   readonly accessTokenTtlMs?: number
+  /** The per-address limits of the unauthenticated endpoints (abuse-limits.ts). */
+  readonly guard: AbuseGuard
+  /** The server's public origin, for the metadata and `verification_uri`. */
+  readonly origin: PublicOrigin
 }
 
 /** The shared state of the OAuth routes. */
@@ -33,13 +39,15 @@ export interface OAuthContext {
   readonly now: () => number
   readonly consents: PendingConsents
   readonly accessTokenTtlMs: number | undefined
+  readonly guard: AbuseGuard
+  readonly origin: PublicOrigin
 }
 
 /**
  * Builds the OAuth routes' context.
  *
  * @example
- * const context = createOAuthContext({ clients: seed.clients, tokens, web })
+ * const context = createOAuthContext({ clients: seed.clients, tokens, web, guard, origin })
  */
 export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
   const now = options.now ?? options.web.now
@@ -51,5 +59,7 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
     now,
     consents: new PendingConsents(now),
     accessTokenTtlMs: options.accessTokenTtlMs,
+    guard: options.guard,
+    origin: options.origin,
   }
 }
