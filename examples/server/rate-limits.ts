@@ -50,10 +50,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async hit(key: string, windowMs: number, now: number): Promise<Hit> {
+    // A clock that is not a number cannot place a window: every hit is over any limit (fail closed).
+    if (!Number.isFinite(now)) return { count: Number.MAX_SAFE_INTEGER, resetInMs: windowMs }
     this.#sweep(now)
     let window = this.#windows.get(key)
-    // Written as "not before the end" so that a NaN clock starts a new window rather than keeping one.
-    if (window === undefined || !(now < window.endsAt)) {
+    if (window === undefined || now >= window.endsAt) {
       this.#windows.delete(key)
       window = { count: 0, endsAt: now + windowMs }
       this.#windows.set(key, window)
