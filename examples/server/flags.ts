@@ -5,7 +5,7 @@
 import { isIP } from 'node:net'
 import { ConfigError } from '../../src/index.js'
 import { parsePublicUrl } from './public-origin.js'
-import { quote } from './seed-schema.js'
+import { quote } from './seed-messages.js'
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
 
 /** The frameworks the server runs on. */

@@ -10,7 +10,7 @@
  * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
 import { createHash } from 'node:crypto'
-import { verifyUserCode } from '../../../src/index.js'
+import { verifyUserCode } from '../../../src/oauth/index.js'
 import { waitInWords } from '../abuse-limits.js'
 import { readForm } from '../form-body.js'
 import type { ApiRequest, RouteResult } from '../route-set.js'
