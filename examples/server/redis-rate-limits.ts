@@ -5,14 +5,7 @@
  * answered before the guarded work begins. A Redis failure rejects, and the server answers 503
  * rather than let the request through unlimited.
  */
-import type { Redis } from 'ioredis'
-import {
-  closeConnection,
-  defineScript,
-  type LuaScript,
-  openConnection,
-  whenReady,
-} from '../../adapters/redis/connection.js'
+import { Redis } from 'ioredis'
 import { TokenStoreError } from '../../src/index.js'
 import type { Hit, RateLimitStore } from './rate-limits.js'
 
@@ -41,32 +34,56 @@ const COMMAND_TIMEOUT_MS = 500
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #client: Redis
-  readonly #hit: LuaScript
   readonly #prefix: string
 
   constructor(url: string, keyPrefix = 'dap:limits:') {
     this.#prefix = keyPrefix
-    this.#client = openConnection(url, COMMAND_TIMEOUT_MS, 'dap-rate-limits')
+    // Fail fast while Redis is away (no offline queue, no retry), as the library's stores do.
+    this.#client = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectionName: 'dap-rate-limits',
+      retryStrategy: (attempt) => Math.min(attempt * 50, 500),
+    })
     // Failures surface as rejected commands; the connection's own errors need no listener's noise.
     this.#client.on('error', () => {})
-    this.#hit = defineScript(this.#client, 'dapRateLimitHit', HIT)
+    this.#client.defineCommand('dapRateLimitHit', { numberOfKeys: 1, lua: HIT })
   }
 
   /** Resolves once the connection is up; rejects after `timeoutMs`. */
   ready(timeoutMs = 5000): Promise<void> {
-    return whenReady(this.#client, timeoutMs)
+    if (this.#client.status === 'ready') return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#client.off('ready', onReady)
+        reject(new TokenStoreError(`Redis was not ready within ${timeoutMs} ms`))
+      }, timeoutMs)
+      const onReady = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#client.once('ready', onReady)
+    })
   }
 
   /** Closes the connection. */
-  close(): Promise<void> {
-    return closeConnection(this.#client)
+  async close(): Promise<void> {
+    if (this.#client.status !== 'ready') {
+      this.#client.disconnect()
+      return
+    }
+    await this.#client.quit().catch(() => this.#client.disconnect())
   }
 
   // Redis keeps its own clock for the window: `now` only matters to the memory store.
   async hit(key: string, windowMs: number, _now: number): Promise<Hit> {
     let answer: unknown
     try {
-      answer = await this.#hit([this.#prefix + key], [Math.max(1, Math.ceil(windowMs))])
+      const command = (this.#client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)
+        .dapRateLimitHit!
+      answer = await command.call(this.#client, this.#prefix + key, Math.max(1, Math.ceil(windowMs)))
     } catch (error) {
       throw new TokenStoreError('cannot count a rate-limited request on Redis', { cause: error })
     }
