@@ -47,6 +47,27 @@ declare module '*/describe.js' {
     principal: import('data-access-policy').Principal,
   ): Promise<import('data-access-policy').DatasetResource | undefined>
 }
+// The runtime test's app builder that docs/hono.md's per-runtime wire-ups import (test/runtimes/app.ts).
+declare module '*/app.js' {
+  export function createRuntimeApp(
+    runtime: 'node' | 'bun' | 'deno' | 'workerd',
+    getConnInfo: (c: import('hono').Context) => import('hono/conninfo').ConnInfo,
+  ): import('hono').Hono
+}
+// The slices of the Bun and Deno globals those wire-ups use (test/runtimes/runtime-globals.d.ts).
+declare const Bun: {
+  serve(options: {
+    fetch: (request: Request, server: unknown) => Response | Promise<Response>
+    port: number
+    hostname: string
+  }): { readonly port: number }
+}
+declare const Deno: {
+  serve(
+    options: { port: number; hostname: string; onListen?: (address: { port: number }) => void },
+    handler: (request: Request, info: unknown) => Response | Promise<Response>,
+  ): unknown
+}
 // What README's first block defines and its framework blocks use (its own module shadows these).
 declare const policy: import('data-access-policy').AccessPolicy
 declare function describe(
