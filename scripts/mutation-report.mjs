@@ -37,8 +37,17 @@ const line = (cells) => `| ${cells.join(' | ')} |`
 const table = [
   line(['file', 'score', 'killed', 'survived', 'no coverage', 'disabled (equivalent)']),
   line(['---', '---:', '---:', '---:', '---:', '---:']),
-  ...rows.map((row) => line([`\`${row.file}\``, percent(row.score), row.killed, row.survived, row.noCoverage, row.ignored])),
-  line(['**all**', `**${percent(total.score)}**`, total.killed, total.survived, total.noCoverage, total.ignored]),
+  ...rows.map((row) =>
+    line([`\`${row.file}\``, percent(row.score), row.killed, row.survived, row.noCoverage, row.ignored]),
+  ),
+  line([
+    '**all**',
+    `**${percent(total.score)}**`,
+    total.killed,
+    total.survived,
+    total.noCoverage,
+    total.ignored,
+  ]),
 ]
 const version = report.framework?.version === undefined ? '' : ` ${report.framework.version}`
 const generated = [
