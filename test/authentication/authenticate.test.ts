@@ -190,7 +190,7 @@ describe('fail closed: a store that fails answers 503, never an allow', () => {
 
 describe('a store answer is trusted only when it is the record of the hash looked up', () => {
   // Each case is the real record of `good` with one thing wrong: the rule must catch each alone.
-  const base = () => store.findByHash(hashOf(good)) as Promise<TokenRecord>
+  const base = async () => (await store.findByHash(hashOf(good)))!
   const without = (record: TokenRecord, key: keyof TokenRecord) => {
     const copy: Record<string, unknown> = { ...record }
     delete copy[key]
