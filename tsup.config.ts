@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup'
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    oauth: 'src/oauth/index.ts',
     express: 'adapters/express/index.ts',
     fastify: 'adapters/fastify/index.ts',
     hono: 'adapters/hono/index.ts',
@@ -26,9 +27,7 @@ export default defineConfig({
     'fastify-plugin',
     'hono',
     '@hono/node-server',
-    'proxy-addr',
     'zod',
-    'ipaddr.js',
     'fast-check',
     'ioredis',
   ],

@@ -1,17 +1,21 @@
 /**
- * The pure policy core: scopes, decisions, export restrictions, tokens, authentication and OAuth rules.
+ * What a host uses: the policy, token stores and token lifecycle, scopes, levels, operations,
+ * resources, export restrictions, trusted proxies and the errors. The OAuth server building blocks
+ * are in `data-access-policy/oauth`; the framework adapters in `/express`, `/fastify`, `/hono`.
  *
  * @packageDocumentation
  * @module data-access-policy
  */
+export type { AuthenticationResult, CredentialsInput } from './authentication/authenticate.js'
+export type { HttpDenial } from './authentication/http-denial.js'
+export { isSecureTransport, type TransportFacts } from './authentication/transport.js'
 export {
-  type AuthenticationResult,
-  type CredentialsInput,
-  extractBearerToken,
-} from './authentication/authenticate.js'
-export { type BearerCredentials, parseBearerHeader } from './authentication/bearer.js'
-export { type HttpDenial, renderDenial, wwwAuthenticate } from './authentication/http-denial.js'
-export { checkResponseSize, type DecideInput, decide, type RequestFacts } from './decisions/decide.js'
+  compileTrustProxy,
+  type ForwardedOrigin,
+  type TrustFunction,
+  type TrustProxy,
+} from './authentication/trusted-proxies.js'
+export type { RequestFacts } from './decisions/decide.js'
 export {
   type Allow,
   DENY_STATUS,
@@ -23,13 +27,6 @@ export {
   type ExportLimits,
   STATUS_MESSAGES,
 } from './decisions/decision.js'
-export {
-  buildDecisionTables,
-  type DecisionTableRow,
-  type DecisionTables,
-  type ExportTableRow,
-} from './decisions/decision-tables.js'
-export { createExportMeter, type ExportMeter } from './decisions/export-meter.js'
 export {
   DATASET_LEVELS,
   type DatasetLevel,
@@ -74,41 +71,39 @@ export {
   TokenFormatError,
   TokenStoreError,
 } from './errors.js'
-export * from './oauth/index.js'
 export {
   type AccessPolicy,
   type AccessPolicyOptions,
   createAccessPolicy,
+  type DecisionEvent,
+  type ErrorContext,
   type RequestContext,
 } from './policy.js'
 export {
-  checkClientAddress,
-  checkExportSize,
   combineRestrictions,
   compileExportRestrictions,
   type ExportRestrictions,
   type ExportRestrictionsInput,
-  type ExportViolation,
   exportRestrictionsSchema,
-  isExportRestrictions,
 } from './restrictions/export-restrictions.js'
 export { MemoryTokenStore } from './tokens/memory-token-store.js'
 export {
-  generateTokenValue,
   isWellFormedTokenValue,
   TOKEN_VALUE_LENGTH,
   type TokenKind,
   tokenKindOf,
 } from './tokens/token-format.js'
-export { hashTokenValue, hashTokenValueAsync } from './tokens/token-hash.js'
+export { hashTokenValue } from './tokens/token-hash.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,
   type CreateOAuthTokenOptions,
   createApiToken,
   createOAuthToken,
+  DEFAULT_OAUTH_TOKEN_TTL_MS,
   type ImportApiTokenOptions,
   importApiToken,
+  MAX_TOKEN_NAME_LENGTH,
   renameToken,
   rescopeToken,
   revokeToken,

@@ -5,10 +5,10 @@ import {
   type CredentialsInput,
 } from './authentication/authenticate.js'
 import { type HttpDenial, renderDenial } from './authentication/http-denial.js'
-import { isLoopbackAddress } from './authentication/transport.js'
+import { isSecureTransport, type TransportFacts } from './authentication/transport.js'
 import { configErrorFromZod } from './config-error.js'
 import { checkResponseSize, decide, type RequestFacts } from './decisions/decide.js'
-import { type Allow, type Decision, type Deny, deny } from './decisions/decision.js'
+import { type Allow, type Decision, type Deny, type DenyCode, deny } from './decisions/decision.js'
 import type { Operation } from './decisions/operations.js'
 import { ANONYMOUS, type Principal } from './decisions/principal.js'
 import type { Resource } from './decisions/resources.js'
@@ -28,15 +28,44 @@ export interface AccessPolicyOptions {
   readonly storeTimeoutMs?: number
   /** The clock, in epoch milliseconds. Default `Date.now`. */
   readonly now?: () => number
+  /**
+   * Told the final answer of every request an adapter authenticates or guards: the audit trail of
+   * who read what. Never given a token value; a hook that throws changes no answer.
+   */
+  readonly onDecision?: (event: DecisionEvent) => void
+  /**
+   * Told of every failure behind a 503 (and of background token-store failures that change no
+   * answer), with the very value thrown or rejected. A hook that throws changes no answer.
+   */
+  readonly onError?: (error: unknown, context: ErrorContext) => void
+}
+
+/** One answer of an adapter, as {@link AccessPolicyOptions.onDecision} hears it. */
+export interface DecisionEvent {
+  /** True when the request goes on to the route's handler. */
+  readonly allowed: boolean
+  /** 200 for an allow; the denial's status otherwise. */
+  readonly status: number
+  /** The denial's stable reason. */
+  readonly code?: DenyCode
+  /** The operation the route required, once authentication succeeded. */
+  readonly operation?: Operation
+  /** The authenticated user. */
+  readonly userId?: string
+  /** The id (never the value) of the token that authenticated the request. */
+  readonly tokenId?: string
+  /** The client address, as the adapter's trusted-proxy handling resolved it. */
+  readonly clientAddress?: string
+}
+
+/** Where a failure reported to {@link AccessPolicyOptions.onError} happened. */
+export interface ErrorContext {
+  /** `store`: the token store; `resolver`: the host's resource resolver; `adapter`: anything else. */
+  readonly stage: 'store' | 'resolver' | 'adapter'
 }
 
 /** What an adapter knows about a request before authenticating it. */
-export interface RequestContext extends CredentialsInput {
-  /** `https` or `http`, as the framework's trust-proxy handling resolved it. */
-  readonly protocol: string
-  /** The client address, as the framework's trust-proxy handling resolved it. */
-  readonly clientAddress: string | undefined
-}
+export interface RequestContext extends CredentialsInput, TransportFacts {}
 
 /** A validated, compiled policy: the one object a host builds and hands to its adapter. */
 export interface AccessPolicy {
@@ -90,10 +119,61 @@ const optionsSchema = z.strictObject({
   allowAnonymous: z.boolean().default(false),
   requireHttps: z.boolean().default(true),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
-  now: z
-    .custom<() => number>((value) => typeof value === 'function', { message: 'must be a function' })
-    .default(() => Date.now),
+  now: functionShape<() => number>().default(() => Date.now),
+  onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
+  onError: functionShape<(error: unknown, context: ErrorContext) => void>().optional(),
 })
+
+function functionShape<F>() {
+  return z.custom<F>((value) => typeof value === 'function', { message: 'must be a function' })
+}
+
+/** The hooks an adapter reports to; internal to the package (not exported from its entry points). */
+export interface PolicyHooks {
+  /** Absent when the host set no `onDecision`, so that no event is built for nobody. */
+  readonly decision?: (event: DecisionEvent) => void
+  readonly error: (error: unknown, stage: ErrorContext['stage']) => void
+}
+
+const hooksOf = new WeakMap<AccessPolicy, PolicyHooks>()
+
+const NO_HOOKS: PolicyHooks = Object.freeze({ error() {} })
+
+/**
+ * The hooks of a policy built by {@link createAccessPolicy}; a policy-shaped object from elsewhere
+ * has none.
+ *
+ * @example
+ * policyHooks(policy).error(new Error('lost'), 'adapter')
+ */
+export function policyHooks(policy: AccessPolicy): PolicyHooks {
+  return hooksOf.get(policy) ?? NO_HOOKS
+}
+
+// A hook is the host's code: whatever it throws must not change the answer, nor escape into the
+// request path. A throwing decision hook is itself reported; a throwing error hook is dropped.
+function safeHooks(
+  onDecision: AccessPolicyOptions['onDecision'],
+  onError: AccessPolicyOptions['onError'],
+): PolicyHooks {
+  const error = (value: unknown, stage: ErrorContext['stage']): void => {
+    if (onError === undefined) return
+    try {
+      onError(value, { stage })
+    } catch {
+      // Nowhere left to report it without risking a loop.
+    }
+  }
+  if (onDecision === undefined) return { error }
+  const decision = (event: DecisionEvent): void => {
+    try {
+      onDecision(event)
+    } catch (thrown) {
+      error(thrown, 'adapter')
+    }
+  }
+  return { decision, error }
+}
 
 const HTTPS_REQUIRED: AuthenticationResult = Object.freeze({ ok: false, decision: deny('https_required') })
 
@@ -108,11 +188,14 @@ const HTTPS_REQUIRED: AuthenticationResult = Object.freeze({ ok: false, decision
 export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   const parsed = optionsSchema.safeParse(options)
   if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-  const { tokens, realm, allowAnonymous, requireHttps, storeTimeoutMs, now } = parsed.data
+  const { tokens, realm, allowAnonymous, requireHttps, storeTimeoutMs, now, onDecision, onError } =
+    parsed.data
+  const hooks = safeHooks(onDecision, onError)
   const authOptions = {
     tokens,
     now,
     storeTimeoutMs,
+    onError: hooks.error,
     ...(allowAnonymous ? { anonymous: ANONYMOUS } : {}),
   }
 
@@ -132,7 +215,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     tokens,
     now,
     authenticate(request) {
-      if (requireHttps && request.protocol !== 'https' && !isLoopbackAddress(request.clientAddress)) {
+      if (requireHttps && !isSecureTransport(request)) {
         return Promise.resolve(HTTPS_REQUIRED)
       }
       return authenticateRequest(request, authOptions)
@@ -142,7 +225,8 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       let resource: Resource | undefined
       try {
         resource = await resolve()
-      } catch {
+      } catch (error) {
+        hooks.error(error, 'resolver')
         return deny('service_unavailable')
       }
       return authorize(principal, operation, resource, request)
@@ -158,5 +242,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       return rendered
     },
   }
-  return Object.freeze(policy)
+  Object.freeze(policy)
+  hooksOf.set(policy, hooks)
+  return policy
 }

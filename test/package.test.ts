@@ -55,7 +55,16 @@ afterAll(() => {
 
 describe('the packed package', () => {
   test('declares exactly the documented subpaths', () => {
-    expect(SUBPATHS).toEqual(['.', './express', './fastify', './hono', './testing', './client', './redis'])
+    expect(SUBPATHS).toEqual([
+      '.',
+      './oauth',
+      './express',
+      './fastify',
+      './hono',
+      './testing',
+      './client',
+      './redis',
+    ])
   })
 
   test.each(SUBPATHS)('%s imports from ESM', (subpath) => {

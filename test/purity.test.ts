@@ -92,3 +92,42 @@ describe('src/ is grouped by concern, in layers', () => {
     expect(layerOf(resolve(dirname(decide), '../tokens/token-record.js'))).toBeGreaterThan(layerOf(decide)!)
   })
 })
+
+// The reference server is a host: it reaches the library only through the package's entry points
+// (package.json `exports`), so what the conformance suite proves is what hosts get.
+const PUBLIC_ENTRY_POINTS = new Set(
+  [
+    'src/index.ts',
+    'src/oauth/index.ts',
+    'src/testing/index.ts',
+    'src/client.ts',
+    'adapters/express/index.ts',
+    'adapters/fastify/index.ts',
+    'adapters/hono/index.ts',
+    'adapters/redis/index.ts',
+  ].map((entry) => join(root, entry)),
+)
+
+function privateImports(file: string, source: string): string[] {
+  return [...source.matchAll(SPECIFIER)]
+    .map((match) => match[1]!)
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => resolve(dirname(file), specifier).replace(/\.js$/, '.ts'))
+    .filter((target) => !target.startsWith(join(root, 'examples')) && !PUBLIC_ENTRY_POINTS.has(target))
+    .map((target) => relative(root, target))
+}
+
+describe('examples/ imports the library only through its public entry points', () => {
+  const files = sourceFiles(join(root, 'examples'))
+
+  test.each(files.map((file) => [relative(root, file), file]))('%s', (_name, file) => {
+    expect(privateImports(file, readFileSync(file, 'utf8'))).toEqual([])
+  })
+
+  test('the check itself catches a private import', () => {
+    const file = join(root, 'examples/server/app.ts')
+    const sample =
+      "import { parseAddressRule } from '../../src/restrictions/ip-address.js'\nimport { x } from './flags.js'"
+    expect(privateImports(file, sample)).toEqual(['src/restrictions/ip-address.ts'])
+  })
+})

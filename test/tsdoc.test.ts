@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest'
 const root = join(import.meta.dirname, '..')
 const ENTRIES = [
   'src/index.ts',
+  'src/oauth/index.ts',
   'adapters/express/index.ts',
   'adapters/fastify/index.ts',
   'adapters/hono/index.ts',

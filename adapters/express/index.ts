@@ -5,21 +5,20 @@
  * @module data-access-policy/express
  */
 import type { Request, RequestHandler, Response } from 'express'
-import {
-  type AccessPolicy,
-  type Allow,
-  createExportMeter,
-  type Deny,
-  deny,
-  type Operation,
-  type Principal,
-  type Resource,
+import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
+import { createExportMeter } from '../../src/decisions/export-meter.js'
+import type {
+  AccessPolicy,
+  Allow,
+  DecisionEvent,
+  Deny,
+  ForwardedOrigin,
+  Operation,
+  Principal,
+  Resource,
 } from '../../src/index.js'
-import {
-  accessTokenParameterDenial,
-  bodyHasAccessToken,
-  queryHasAccessToken,
-} from '../shared/access-token-parameter.js'
+import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
+import { type AdmissionRequest, admit, tellDecision } from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -30,10 +29,8 @@ import {
   type StreamInit,
 } from '../shared/data-response.js'
 import { meterChunks } from '../shared/metered-chunks.js'
-import { pipeToNodeResponse, writeBody, writeDenial } from '../shared/node-response.js'
-import { requestFacts } from '../shared/request-facts.js'
+import { isEncrypted, pipeToNodeResponse, writeBody, writeDenial } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
-import { strictProtocol } from '../shared/trust-proxy.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 
@@ -97,44 +94,30 @@ export interface ExpressAccessControl {
 export function accessControl(options: ExpressAccessControlOptions): ExpressAccessControl {
   const { policy } = options
   const sendDenial = (res: Response, decision: Deny): void => writeDenial(res, policy.render(decision))
+  // `authenticate`'s event waits for the response: a `require` on the same request tells the final one.
+  const held = new WeakMap<Request<unknown>, DecisionEvent>()
 
-  // Authentication reads the header and the query; an `access_token` in a body parsed by then (or
-  // by the time `require` runs) is refused afterwards, in the same order as on Fastify and Hono.
-  // Resolves undefined once a denial has been answered.
-  async function principalOf(req: Request<unknown>, res: Response): Promise<Principal | undefined> {
-    let principal = req.principal
-    if (principal === undefined) {
-      const result = await policy.authenticate({
-        authorization: readAuthorizationValues(req),
-        accessTokenParameter: queryHasAccessToken(req.originalUrl),
-        protocol: strictProtocol(req.protocol, req.socket, req.headers['x-forwarded-proto']),
-        clientAddress: req.ip,
-      })
-      if (!result.ok) {
-        sendDenial(res, result.decision)
-        return undefined
-      }
-      principal = result.principal
-    }
-    const bodyDenial = bodyHasAccessToken(req.body)
-      ? accessTokenParameterDenial(readAuthorizationValues(req))
-      : undefined
-    if (bodyDenial !== undefined) {
-      sendDenial(res, bodyDenial)
-      return undefined
-    }
-    req.principal = principal
-    return principal
-  }
+  // The body is whatever the app's parsers (`express.json`, `express.urlencoded`) made of it by now.
+  const reader = (req: Request<unknown>) => (): AdmissionRequest => ({
+    authorization: readAuthorizationValues(req),
+    queryHasAccessToken: queryHasAccessToken(req.originalUrl),
+    bodyHasAccessToken: () => bodyHasAccessToken(req.body),
+    origin: requestOrigin(req),
+    principal: req.principal,
+  })
 
   const authenticate: RequestHandler = async function authenticate(req, res, next) {
-    let principal: Principal | undefined
-    try {
-      principal = await principalOf(req, res)
-    } catch {
-      return sendDenial(res, deny('service_unavailable'))
+    const admission = await admit(policy, reader(req), undefined, 'denial')
+    if (!admission.ok) return sendDenial(res, admission.decision)
+    req.principal = admission.principal
+    const event = admission.held
+    if (event !== undefined) {
+      held.set(req, event)
+      res.once('close', () => {
+        if (held.delete(req)) tellDecision(policy, event)
+      })
     }
-    if (principal !== undefined) next()
+    next()
   }
 
   return Object.freeze({
@@ -145,16 +128,18 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     ): RequestHandler<P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return async function requireAccess(req, res, next) {
-        let decision: Allow | Deny
-        try {
-          const principal = await principalOf(req, res)
-          if (principal === undefined) return
-          decision = await policy.guard(principal, operation, () => resolve(req), requestFacts(req.ip))
-        } catch {
-          return sendDenial(res, deny('service_unavailable'))
+        held.delete(req)
+        const requirement = {
+          operation,
+          resolve: (principal: Principal) => {
+            req.principal = principal
+            return resolve(req)
+          },
         }
-        if (!decision.allowed) return sendDenial(res, decision)
-        req.accessDecision = decision
+        const admission = await admit(policy, reader(req), requirement, 'final')
+        if (!admission.ok) return sendDenial(res, admission.decision)
+        req.principal = admission.principal
+        if (admission.allow !== undefined) req.accessDecision = admission.allow
         next()
       }
     },
@@ -181,4 +166,20 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     },
     sendDenial,
   })
+}
+
+/**
+ * The client address and protocol the policy sees for a request: `req.ip` and `req.protocol` under
+ * the app's `trust proxy` setting, with a multi-hop `X-Forwarded-Proto` counting as `https` only
+ * when every hop says so. Pages of the host's own that must agree with the API (an HTTPS-only
+ * sign-in page, say) read it here.
+ *
+ * @example
+ * if (!isSecureTransport(requestOrigin(req))) return res.status(403).send('HTTPS required')
+ */
+export function requestOrigin(req: Request<unknown>): ForwardedOrigin {
+  return {
+    clientAddress: req.ip,
+    protocol: strictProtocol(req.protocol, isEncrypted(req.socket), req.headers['x-forwarded-proto']),
+  }
 }

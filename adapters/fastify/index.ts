@@ -7,22 +7,22 @@
 import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { fastifyPlugin } from 'fastify-plugin'
-import {
-  type AccessPolicy,
-  type Allow,
-  type AuthenticationResult,
-  createExportMeter,
-  type Deny,
-  deny,
-  type Operation,
-  type Principal,
-  type Resource,
+import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
+import { deny } from '../../src/decisions/decision.js'
+import { createExportMeter } from '../../src/decisions/export-meter.js'
+import { ConfigError } from '../../src/errors.js'
+import type {
+  AccessPolicy,
+  Allow,
+  Deny,
+  ForwardedOrigin,
+  Operation,
+  Principal,
+  Resource,
 } from '../../src/index.js'
-import {
-  accessTokenParameterDenial,
-  bodyHasAccessToken,
-  queryHasAccessToken,
-} from '../shared/access-token-parameter.js'
+import { policyHooks } from '../../src/policy.js'
+import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
+import { type AdmissionRequest, admit, BODY_NOT_YET_PARSED } from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -33,9 +33,8 @@ import {
   type StreamInit,
 } from '../shared/data-response.js'
 import { meterChunks } from '../shared/metered-chunks.js'
-import { requestFacts } from '../shared/request-facts.js'
+import { isEncrypted } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
-import { strictProtocol } from '../shared/trust-proxy.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 
@@ -122,77 +121,119 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     },
   )
 
-  // Requirements are checked when a route is declared, so a typo fails at startup.
+  // Requirements are checked when a route is declared, so a typo fails at startup; and every route
+  // this plugin's hooks reach is recorded as covered.
+  const covered = new Set<string>()
   fastify.addHook('onRoute', (route) => {
     const access = route.config?.access
-    if (access?.operation !== undefined || access?.resource !== undefined) {
-      const methods = Array.isArray(route.method) ? route.method.join(',') : route.method
-      checkRouteAccess(access.operation, access.resource, `${methods} ${route.url}`)
+    if (access === undefined) return
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) covered.add(routeKey(method, route.url))
+    if (access.operation !== undefined || access.resource !== undefined) {
+      checkRouteAccess(access.operation, access.resource, `${methods.join(',')} ${route.url}`)
     }
   })
+  guardUncoveredRoutes(fastify, policy, covered)
 
-  function authenticate(request: FastifyRequest): Promise<AuthenticationResult> {
-    return policy.authenticate({
-      authorization: readAuthorizationValues(request.raw),
-      accessTokenParameter: queryHasAccessToken(request.url),
-      protocol: strictProtocol(request.protocol, request.raw.socket, request.headers['x-forwarded-proto']),
-      clientAddress: request.ip,
-    })
-  }
-
-  // Before the body is parsed: an unauthenticated request costs no parsing.
+  // Before the body is parsed: an unauthenticated request costs no parsing. Its success is told by
+  // the `preHandler` below, which every such request reaches.
   fastify.addHook('onRequest', async function authenticateRequest(request, reply) {
     if (request.routeOptions.config.access === undefined) return
-    let result: AuthenticationResult
-    try {
-      result = await authenticate(request)
-    } catch {
-      return reply.sendDenial(deny('service_unavailable'))
-    }
-    if (!result.ok) return reply.sendDenial(result.decision)
-    request.principal = result.principal
-  })
-
-  fastify.addHook('preHandler', async function guardRoute(request, reply) {
-    const access = request.routeOptions.config.access
-    if (access === undefined) return
-    let decision: Allow | Deny | undefined
-    try {
-      decision = await guard(request, access)
-    } catch {
-      return reply.sendDenial(deny('service_unavailable'))
-    }
-    if (decision === undefined) return
-    if (!decision.allowed) return reply.sendDenial(decision)
-    request.accessDecision = decision
+    const admission = await admit(policy, reader(request, BODY_NOT_YET_PARSED), undefined, 'denial')
+    if (!admission.ok) return reply.sendDenial(admission.decision)
+    request.principal = admission.principal
   })
 
   // The body check (now that the body is parsed), then the route's operation, if it names one.
-  async function guard(
-    request: FastifyRequest,
-    access: FastifyRouteAccess,
-  ): Promise<Allow | Deny | undefined> {
-    let principal = request.principal
-    if (principal === undefined) {
-      const result = await authenticate(request)
-      if (!result.ok) return result.decision
-      principal = result.principal
-      request.principal = principal
-    }
-    if (bodyHasAccessToken(request.body)) {
-      const denial = accessTokenParameterDenial(readAuthorizationValues(request.raw))
-      if (denial !== undefined) return denial
-    }
+  fastify.addHook('preHandler', async function guardRoute(request, reply) {
+    const access = request.routeOptions.config.access
+    if (access === undefined) return
     const { operation, resource } = access
-    if (operation === undefined && resource === undefined) return undefined
-    // A half-declared requirement that escaped `onRoute` (a route added before the plugin) fails
-    // closed in the core: no operation is 403 `invalid_input`, no resolver 503.
-    return policy.guard(
-      principal,
-      operation as Operation,
-      () => (resource as FastifyResourceResolver)(request),
-      requestFacts(request.ip),
+    // A half-declared requirement that escaped `onRoute` fails closed in the core: no operation is
+    // 403 `invalid_input`, no resolver 503.
+    const requirement =
+      operation === undefined && resource === undefined
+        ? undefined
+        : {
+            operation: operation as Operation,
+            resolve: (principal: Principal) => {
+              request.principal = principal
+              return (resource as FastifyResourceResolver)(request)
+            },
+          }
+    const body = () => bodyHasAccessToken(request.body)
+    const admission = await admit(policy, reader(request, body), requirement, 'final')
+    if (!admission.ok) return reply.sendDenial(admission.decision)
+    request.principal = admission.principal
+    if (admission.allow !== undefined) request.accessDecision = admission.allow
+  })
+
+  function reader(request: FastifyRequest, body: AdmissionRequest['bodyHasAccessToken']) {
+    return (): AdmissionRequest => ({
+      authorization: readAuthorizationValues(request.raw),
+      queryHasAccessToken: queryHasAccessToken(request.url),
+      bodyHasAccessToken: body,
+      origin: requestOrigin(request),
+      principal: request.principal,
+    })
+  }
+}
+
+function routeKey(method: string, url: string): string {
+  return `${method} ${url}`
+}
+
+// Registered inside an encapsulated plugin (an `/api` prefix layout, say), the plugin's hooks reach
+// only that plugin's routes: a route declared elsewhere with `config.access` would be served
+// unguarded. Fastify attaches an instance's hooks to its routes when it gets ready, so a hook on the
+// root instance reaches the routes declared there (and in plugins registered after this one), and
+// refuses those the plugin does not cover: 503, with a `ConfigError` naming the route and the fix
+// told to `onError`. Encapsulated instances inherit from their parent (`Object.create`), which is how
+// the root is found.
+function guardUncoveredRoutes(
+  fastify: FastifyInstance,
+  policy: AccessPolicy,
+  covered: ReadonlySet<string>,
+): void {
+  let root: FastifyInstance = fastify
+  for (;;) {
+    const parent: unknown = Object.getPrototypeOf(root)
+    if (typeof (parent as Partial<FastifyInstance> | null)?.addHook !== 'function') break
+    root = parent as FastifyInstance
+  }
+  if (root === fastify) return
+  root.addHook('onRequest', async function refuseUncoveredRoute(request, reply) {
+    const access = request.routeOptions.config.access
+    if (access === undefined || covered.has(routeKey(request.method, request.routeOptions.url ?? ''))) return
+    policyHooks(policy).error(
+      new ConfigError(
+        ['config', 'access'],
+        `${request.method} ${request.routeOptions.url} declares access but the data-access-policy plugin does not cover it; register the plugin on the instance (or a parent of the plugin) that declares the route`,
+      ),
+      'adapter',
     )
+    const rendered = policy.render(deny('service_unavailable'))
+    return reply.code(rendered.status).headers(rendered.headers).send(rendered.body)
+  })
+}
+
+/**
+ * The client address and protocol the policy sees for a request: `request.ip` and
+ * `request.protocol` under the instance's `trustProxy`, with a multi-hop `X-Forwarded-Proto`
+ * counting as `https` only when every hop says so. Pages of the host's own that must agree with the
+ * API (an HTTPS-only sign-in page, say) read it here.
+ *
+ * @example
+ * if (!isSecureTransport(requestOrigin(request))) return reply.code(403).send('HTTPS required')
+ */
+export function requestOrigin(request: FastifyRequest): ForwardedOrigin {
+  return {
+    clientAddress: request.ip,
+    protocol: strictProtocol(
+      request.protocol,
+      isEncrypted(request.raw.socket),
+      request.headers['x-forwarded-proto'],
+    ),
   }
 }
 

@@ -7,21 +7,21 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import type { ConnInfo } from 'hono/conninfo'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import {
-  type AccessPolicy,
-  type Allow,
-  createExportMeter,
-  type Deny,
-  deny,
-  type Operation,
-  type Principal,
-  type Resource,
+import { compileTrustProxy, resolveForwarded } from '../../src/authentication/trusted-proxies.js'
+import { createExportMeter } from '../../src/decisions/export-meter.js'
+import type {
+  AccessPolicy,
+  Allow,
+  DecisionEvent,
+  Deny,
+  ForwardedOrigin,
+  Operation,
+  Principal,
+  Resource,
+  TrustProxy,
 } from '../../src/index.js'
-import {
-  accessTokenParameterDenial,
-  bodyHasAccessToken,
-  queryHasAccessToken,
-} from '../shared/access-token-parameter.js'
+import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
+import { type AdmissionRequest, admit, tellDecision } from '../shared/admission.js'
 import { type NodeHeaderSource, readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -32,17 +32,10 @@ import {
   type StreamInit,
 } from '../shared/data-response.js'
 import { meterChunks } from '../shared/metered-chunks.js'
-import { requestFacts } from '../shared/request-facts.js'
 import { checkRouteAccess } from '../shared/route-access.js'
-import {
-  compileTrustProxy,
-  type ForwardedOrigin,
-  resolveForwarded,
-  type TrustProxy,
-} from '../shared/trust-proxy.js'
 
+export type { TrustProxy } from '../../src/index.js'
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
-export type { TrustProxy } from '../shared/trust-proxy.js'
 
 /** Options of {@link accessControl}. */
 export interface HonoAccessControlOptions {
@@ -80,6 +73,11 @@ export interface HonoAccessControl {
   streamData(c: Context, chunks: AsyncIterable<DataChunk> | Iterable<DataChunk>, init?: StreamInit): Response
   /** The policy's status, headers and body for a denial. */
   sendDenial(c: Context, decision: Deny): Response
+  /**
+   * The client address and protocol the policy sees for a request (the connection's, with the
+   * forwarding headers of trusted proxies applied); pages of the host's own read it here.
+   */
+  requestOrigin(c: Context): ForwardedOrigin
 }
 
 // What `@hono/node-server` passes as `c.env`; typed structurally so the package stays optional.
@@ -122,25 +120,38 @@ function authorizationValues(c: Context): readonly string[] {
   return value === undefined ? [] : [value]
 }
 
-// The bodies Express (`express.json`, `express.urlencoded`) and Fastify parse; GET and HEAD carry none
-// (@hono/node-server drops them), others are left to the handler.
-function parsedBodyKind(c: Context): 'json' | 'form' | undefined {
-  const method = c.req.method
-  if (method === 'GET' || method === 'HEAD') return undefined
+// The bodies that carry parameters (RFC 6750 §2.2): form-encoded, and JSON (`application/json` and
+// `application/…+json`, as `express.json({ type: '*/*+json' })` would take them), parameters ignored.
+function parameterBodyKind(c: Context): 'json' | 'form' | undefined {
   const mediaType = (headerOf(c, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
-  if (mediaType === 'application/json') return 'json'
   if (mediaType === 'application/x-www-form-urlencoded') return 'form'
+  if (/^application\/(?:[!#$&^_.+\-0-9a-z]+\+)?json$/.test(mediaType)) return 'json'
   return undefined
 }
 
-async function bodyCarriesAccessToken(c: Context, kind: 'json' | 'form'): Promise<boolean> {
+// The body as text. Read through `c.req.text()`, which Hono caches, so the handler can still read
+// the body (as text, JSON, form or bytes). On Node a GET or HEAD body never reaches the Fetch
+// request (@hono/node-server drops it); where one was read ahead as `incoming.rawBody`, it is read
+// there, so that a GET body cannot carry an `access_token` past the check.
+async function bodyText(c: Context): Promise<string> {
+  const method = c.req.method
+  if (method !== 'GET' && method !== 'HEAD') return c.req.text()
+  const rawBody = (nodeBindings(c)?.incoming as { readonly rawBody?: unknown } | undefined)?.rawBody
+  return rawBody instanceof Uint8Array ? new TextDecoder().decode(rawBody) : ''
+}
+
+async function bodyCarriesAccessToken(c: Context): Promise<boolean> {
+  const kind = parameterBodyKind(c)
+  if (kind === undefined) return false
+  let parameters: unknown
   try {
-    // Hono caches the parsed body, so the handler can still read it.
-    return bodyHasAccessToken(kind === 'json' ? await c.req.json() : await c.req.parseBody())
+    const text = await bodyText(c)
+    parameters = kind === 'json' ? JSON.parse(text) : new URLSearchParams(text)
   } catch {
     // An unparsable body carries no parameter; the handler answers it as it would anyway.
     return false
   }
+  return bodyHasAccessToken(parameters)
 }
 
 /**
@@ -156,8 +167,10 @@ async function bodyCarriesAccessToken(c: Context, kind: 'json' | 'form'): Promis
 export function accessControl(options: HonoAccessControlOptions): HonoAccessControl {
   const { policy, getConnInfo } = options
   const trust = compileTrustProxy(options.trustProxy)
+  // `authenticate`'s event waits for the rest of the chain: a `require` on it tells the final one.
+  const held = new WeakMap<Context, DecisionEvent>()
 
-  function originOf(c: Context): ForwardedOrigin {
+  function requestOrigin(c: Context): ForwardedOrigin {
     return resolveForwarded(trust, {
       peerAddress: getConnInfo(c).remote.address,
       directProtocol: directProtocolOf(c),
@@ -171,61 +184,44 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     return c.body(rendered.body, rendered.status as ContentfulStatusCode, { ...rendered.headers })
   }
 
-  // Header and query first, then an `access_token` in a form or JSON body, as on Express and Fastify.
-  async function principalOf(c: Context<AccessEnv>, origin: ForwardedOrigin): Promise<Principal | Deny> {
-    const authorization = authorizationValues(c)
-    let principal = c.get('principal') as Principal | undefined
-    if (principal === undefined) {
-      const result = await policy.authenticate({
-        authorization,
-        accessTokenParameter: queryHasAccessToken(c.req.url),
-        protocol: origin.protocol,
-        clientAddress: origin.clientAddress,
-      })
-      if (!result.ok) return result.decision
-      principal = result.principal
-    }
-    const bodyKind = parsedBodyKind(c)
-    if (bodyKind !== undefined) {
-      // Only a denial-to-be is worth parsing the body for.
-      const denial = accessTokenParameterDenial(authorization)
-      if (denial !== undefined && (await bodyCarriesAccessToken(c, bodyKind))) return denial
-    }
-    c.set('principal', principal)
-    return principal
-  }
+  const reader = (c: Context<AccessEnv>) => (): AdmissionRequest => ({
+    authorization: authorizationValues(c),
+    queryHasAccessToken: queryHasAccessToken(c.req.url),
+    bodyHasAccessToken: () => bodyCarriesAccessToken(c),
+    origin: requestOrigin(c),
+    principal: c.get('principal') as Principal | undefined,
+  })
 
   return Object.freeze({
     authenticate: async function authenticate(c, next) {
-      let principal: Principal | Deny
+      const admission = await admit(policy, reader(c), undefined, 'denial')
+      if (!admission.ok) return sendDenial(c, admission.decision)
+      c.set('principal', admission.principal)
+      const event = admission.held
+      if (event === undefined) return next()
+      held.set(c, event)
       try {
-        principal = await principalOf(c, originOf(c))
-      } catch {
-        return sendDenial(c, deny('service_unavailable'))
+        await next()
+      } finally {
+        if (held.delete(c)) tellDecision(policy, event)
       }
-      if ('allowed' in principal) return sendDenial(c, principal)
-      await next()
     } satisfies MiddlewareHandler<AccessEnv>,
 
     require(operation: Operation, resolve: HonoResourceResolver): MiddlewareHandler<AccessEnv> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return async function requireAccess(c, next) {
-        let decision: Allow | Deny
-        try {
-          const origin = originOf(c)
-          const principal = await principalOf(c, origin)
-          if ('allowed' in principal) return sendDenial(c, principal)
-          decision = await policy.guard(
-            principal,
-            operation,
-            () => resolve(c),
-            requestFacts(origin.clientAddress),
-          )
-        } catch {
-          return sendDenial(c, deny('service_unavailable'))
+        held.delete(c)
+        const requirement = {
+          operation,
+          resolve: (principal: Principal) => {
+            c.set('principal', principal)
+            return resolve(c)
+          },
         }
-        if (!decision.allowed) return sendDenial(c, decision)
-        c.set('accessDecision', decision)
+        const admission = await admit(policy, reader(c), requirement, 'final')
+        if (!admission.ok) return sendDenial(c, admission.decision)
+        c.set('principal', admission.principal)
+        if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
         await next()
       }
     },
@@ -275,5 +271,6 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     },
 
     sendDenial,
+    requestOrigin,
   })
 }

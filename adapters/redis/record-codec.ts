@@ -5,42 +5,8 @@
  * record.
  */
 import type { z } from 'zod'
-import { formatConfigPath, TokenStoreError } from '../../src/errors.js'
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const where = formatConfigPath(issue.path.filter((part) => typeof part !== 'symbol'))
-      return where === '' ? issue.message : `${where}: ${issue.message}`
-    })
-    .join('; ')
-}
-
-// Records leave the store deeply frozen, as the memory stores' do, so callers can share them.
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner)
-    Object.freeze(value)
-  }
-  return value
-}
-
-/**
- * Validates a record before it is written; the message names the offending fields, never a value
- * that could be a secret (schemas report shapes, not contents).
- *
- * @throws {TokenStoreError} when the record does not match `schema`.
- */
-export function validateRecord<T>(schema: z.ZodType<T>, record: T, what: string, action?: string): T {
-  const parsed = schema.safeParse(record)
-  if (!parsed.success) {
-    const context = action === undefined ? '' : `cannot ${action}: `
-    throw new TokenStoreError(`${context}not a valid ${what} (${describeIssues(parsed.error)})`, {
-      cause: parsed.error,
-    })
-  }
-  return parsed.data
-}
+import { TokenStoreError } from '../../src/errors.js'
+import { deepFreeze, describeIssues } from '../../src/tokens/store-records.js'
 
 /**
  * Parses a stored JSON document and validates it: the deep-frozen record, or a `TokenStoreError`
@@ -69,9 +35,4 @@ export function storeFailure(action: string, error: unknown): TokenStoreError {
   if (error instanceof TokenStoreError) return error
   const detail = error instanceof Error ? error.message : String(error)
   return new TokenStoreError(`Redis could not ${action}: ${detail}`, { cause: error })
-}
-
-/** Fails like the memory stores on a clock value that is not epoch milliseconds. */
-export function requireNow(now: number): void {
-  if (!Number.isSafeInteger(now) || now < 0) throw new TokenStoreError('now must be epoch milliseconds')
 }

@@ -11,6 +11,7 @@ import {
   refreshFamilyRecordSchema,
 } from '../../src/oauth/oauth-state-records.js'
 import type { OAuthStateStore } from '../../src/oauth/oauth-state-store.js'
+import { live, requireStoreNow, validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import {
   closeConnection,
@@ -31,7 +32,7 @@ import {
   SAVE_FAMILY,
   SAVE_GRANT,
 } from './oauth-state-scripts.js'
-import { decodeRecord, requireNow, storeFailure, validateRecord } from './record-codec.js'
+import { decodeRecord, storeFailure } from './record-codec.js'
 
 /** Options of {@link RedisOAuthStateStore}. */
 export interface RedisOAuthStateStoreOptions {
@@ -53,10 +54,6 @@ type Retained = { readonly createdAt: number; readonly retainUntil: number }
 
 function expiryOf(record: Retained): number {
   return Math.max(1, record.retainUntil - record.createdAt) + EXPIRY_GRACE_MS
-}
-
-function live<T extends { readonly retainUntil: number }>(record: T | undefined, now: number): T | undefined {
-  return record !== undefined && now < record.retainUntil ? record : undefined
 }
 
 function parseCount(text: string | null, what: string): number | undefined {
@@ -131,7 +128,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async findAuthorizationCode(hash: string, now: number): Promise<AuthorizationCodeRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#get(this.#codeKey(hash), 'find an authorization code')
     return live(this.#decode(authorizationCodeRecordSchema, text, 'authorization code record'), now)
   }
@@ -169,13 +166,13 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async findDeviceGrant(deviceCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#get(this.#grantKey(deviceCodeHash), 'find a device grant')
     return live(this.#decode(deviceGrantRecordSchema, text, 'device grant record'), now)
   }
 
   async findDeviceGrantByUserCode(userCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#run(
       'findIndexed',
       'find a device grant',
@@ -222,13 +219,13 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async findRefreshFamily(id: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#get(this.#familyKey(id), 'find a refresh family')
     return live(this.#decode(refreshFamilyRecordSchema, text, 'refresh family record'), now)
   }
 
   async findRefreshFamilyByTokenHash(hash: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const text = await this.#run(
       'findIndexed',
       'find a refresh family',
@@ -262,7 +259,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async countUserCodeFailures(key: string, now: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     let fields: (string | null)[]
     try {
       fields = await this.#client.hmget(this.#failureKey(key), 'c', 'reset')
@@ -275,7 +272,7 @@ export class RedisOAuthStateStore implements OAuthStateStore {
   }
 
   async recordUserCodeFailure(key: string, now: number, windowMs: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     if (!Number.isSafeInteger(windowMs) || windowMs <= 0) {
       throw new TokenStoreError('windowMs must be a positive integer')
     }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
 import { TokenStoreError } from '../../src/errors.js'
+import { validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import { type TokenRecord, tokenRecordSchema } from '../../src/tokens/token-record.js'
 import type { TokenStore } from '../../src/tokens/token-store.js'
@@ -16,7 +17,7 @@ import {
 } from './connection.js'
 import { InvalidationFeed } from './invalidation-feed.js'
 import { RecordCache } from './record-cache.js'
-import { decodeRecord, storeFailure, validateRecord } from './record-codec.js'
+import { decodeRecord, storeFailure } from './record-codec.js'
 import { REPLACE_TOKEN, SAVE_TOKEN } from './token-scripts.js'
 
 /** Options of {@link RedisTokenStore}. */

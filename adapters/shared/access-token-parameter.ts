@@ -1,5 +1,3 @@
-import { type Deny, extractBearerToken } from '../../src/index.js'
-
 /**
  * True when the request target's query carries an `access_token` parameter (RFC 6750 §2.3), however
  * its name is percent-encoded. Reads the raw target so that every framework answers alike.
@@ -28,16 +26,4 @@ export function bodyHasAccessToken(body: unknown): boolean {
   if (body instanceof URLSearchParams) return body.has('access_token')
   if (typeof FormData === 'function' && body instanceof FormData) return body.has('access_token')
   return Object.hasOwn(body, 'access_token')
-}
-
-/**
- * The denial an `access_token` parameter causes next to these `Authorization` values, as the core
- * decides it (a token sent twice is 400), or undefined when the parameter changes nothing.
- *
- * @example
- * if (bodyHasAccessToken(req.body)) return accessTokenParameterDenial(readAuthorizationValues(req))
- */
-export function accessTokenParameterDenial(authorization: readonly string[]): Deny | undefined {
-  const extracted = extractBearerToken({ authorization, accessTokenParameter: true })
-  return extracted.ok ? undefined : extracted.decision
 }

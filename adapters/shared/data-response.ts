@@ -16,7 +16,10 @@ export interface DataResponse {
 export interface DataChunk {
   /** The bytes to send; a string is sent as UTF-8. */
   readonly data: string | Uint8Array
-  /** How many records this chunk carries (default 0). */
+  /**
+   * How many records this chunk carries. Required in effect when the route's allow carries a record
+   * cap: an uncounted chunk then breaks the transfer like a chunk past the cap.
+   */
   readonly records?: number
 }
 

@@ -1,4 +1,4 @@
-import type { ExportMeter } from '../../src/index.js'
+import type { ExportMeter } from '../../src/decisions/export-meter.js'
 import { type DataChunk, encodeBody } from './data-response.js'
 
 /**
@@ -30,7 +30,7 @@ export async function* meterChunks(
 ): AsyncGenerator<Uint8Array, void, undefined> {
   for await (const chunk of chunks) {
     const bytes = encodeBody(chunk.data)
-    if (!meter.count(bytes.byteLength, chunk.records ?? 0)) throw new ExportCapExceededError()
+    if (!meter.count(bytes.byteLength, chunk.records)) throw new ExportCapExceededError()
     yield bytes
   }
 }

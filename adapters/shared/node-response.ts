@@ -2,6 +2,17 @@ import type { ServerResponse } from 'node:http'
 import type { HttpDenial } from '../../src/index.js'
 
 /**
+ * Whether a Node socket is a TLS one (a `TLSSocket` has `encrypted: true`; a plain one has no such
+ * property).
+ *
+ * @example
+ * isEncrypted(req.socket) // false on plain HTTP
+ */
+export function isEncrypted(socket: object): boolean {
+  return (socket as { readonly encrypted?: unknown }).encrypted === true
+}
+
+/**
  * Writes a rendered denial to a Node response, byte for byte as the policy rendered it. A response
  * that has already started cannot change its status: it is broken off instead.
  *

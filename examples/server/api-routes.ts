@@ -18,7 +18,7 @@ import {
 } from './listing.js'
 import { readJsonObject, unknownKey } from './request-body.js'
 import type { ApiRequest, Route, RouteAccess, RouteResult, RouteSet } from './route-set.js'
-import { isValidText, MAX_TEXT_LENGTH } from './seed-schema.js'
+import { isValidText, MAX_TEXT_LENGTH } from './seed-shapes.js'
 
 /** What the API routes work on. */
 export interface ApiContext {
@@ -114,18 +114,9 @@ export function apiRoutes(context: ApiContext): RouteSet {
       handle: async (request) => {
         const found = datasetOf(request)
         if (found === undefined) return notFound()
-        const body = await readJsonObject(request, DESCRIPTION_DETAIL)
-        if (!body.ok) return body.result
-        const description = body.value?.description
-        if (
-          body.value === undefined ||
-          unknownKey(body.value, ['description']) !== undefined ||
-          typeof description !== 'string' ||
-          !isValidText(description, MAX_TEXT_LENGTH)
-        ) {
-          return invalidParameter(DESCRIPTION_DETAIL)
-        }
-        found.description = description
+        const description = await readOneField(request, 'description', isDescription, DESCRIPTION_DETAIL)
+        if (!description.ok) return description.result
+        found.description = description.value
         return json(overviewOf(found))
       },
     },
@@ -164,17 +155,9 @@ export function apiRoutes(context: ApiContext): RouteSet {
       handle: async (request) => {
         const found = datasetOf(request)
         if (found === undefined) return notFound()
-        const body = await readJsonObject(request, EXPORT_DETAIL)
-        if (!body.ok) return body.result
-        const name = body.value?.table
-        if (
-          body.value === undefined ||
-          unknownKey(body.value, ['table']) !== undefined ||
-          typeof name !== 'string'
-        ) {
-          return invalidParameter(EXPORT_DETAIL)
-        }
-        const table = found.tables.find((each) => each.name === name)
+        const name = await readOneField(request, 'table', isString, EXPORT_DETAIL)
+        if (!name.ok) return name.result
+        const table = found.tables.find((each) => each.name === name.value)
         if (table === undefined) return notFound()
         return data('text/csv; charset=utf-8', tableToCsv(table), table.rows.length)
       },
@@ -231,23 +214,42 @@ export function apiRoutes(context: ApiContext): RouteSet {
         const found = model.organization(param(request, 'org'))
         const user = param(request, 'user')
         if (found === undefined || !found.members.has(user)) return notFound()
-        const body = await readJsonObject(request, STATUS_DETAIL)
-        if (!body.ok) return body.result
-        const status = body.value?.status
-        if (
-          body.value === undefined ||
-          unknownKey(body.value, ['status']) !== undefined ||
-          !(MEMBER_STATUSES as readonly unknown[]).includes(status)
-        ) {
-          return invalidParameter(STATUS_DETAIL)
-        }
-        found.members.set(user, status as MemberStatus)
-        return json({ user, status })
+        const status = await readOneField(request, 'status', isMemberStatus, STATUS_DETAIL)
+        if (!status.ok) return status.result
+        found.members.set(user, status.value)
+        return json({ user, status: status.value })
       },
     },
   ]
   return { name: 'api', routes: routes.map((route) => ({ ...route, path: `${API_PREFIX}${route.path}` })) }
 }
+
+type OneField<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly result: RouteResult }
+
+// The bodies that change something are a JSON object with exactly one key, whose value `accepts`
+// takes; anything else is 400 `invalid_parameter` with `detail`.
+async function readOneField<T>(
+  request: ApiRequest,
+  key: string,
+  accepts: (value: unknown) => value is T,
+  detail: string,
+): Promise<OneField<T>> {
+  const body = await readJsonObject(request, detail)
+  if (!body.ok) return body
+  const value = body.value?.[key]
+  if (body.value === undefined || unknownKey(body.value, [key]) !== undefined || !accepts(value)) {
+    return { ok: false, result: invalidParameter(detail) }
+  }
+  return { ok: true, value }
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string'
+const isDescription = (value: unknown): value is string =>
+  typeof value === 'string' && isValidText(value, MAX_TEXT_LENGTH)
+const isMemberStatus = (value: unknown): value is MemberStatus =>
+  (MEMBER_STATUSES as readonly unknown[]).includes(value)
 
 function isListed(
   policy: AccessPolicy,

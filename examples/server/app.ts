@@ -2,13 +2,8 @@
  * The framework-neutral application: the data model, the token store and the access policy built
  * from a seed, the pages' sessions, and the route sets every binding mounts.
  */
-import {
-  type AccessPolicy,
-  createAccessPolicy,
-  MemoryTokenStore,
-  type OAuthStateStore,
-  type TokenStore,
-} from '../../src/index.js'
+import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStore } from '../../src/index.js'
+import type { OAuthStateStore } from '../../src/oauth/index.js'
 import { apiRoutes } from './api-routes.js'
 import { DataModel } from './data.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
@@ -57,7 +52,14 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const now = options.now ?? Date.now
   const tokens = options.tokens ?? new MemoryTokenStore()
   await loadSeedTokens(tokens, seed.tokens)
-  const policy = createAccessPolicy({ tokens, realm: REALM, now })
+  const policy = createAccessPolicy({
+    tokens,
+    realm: REALM,
+    now,
+    // Every 503 has a cause the operator must be able to see; never a token value (the library
+    // hands none to the hook).
+    onError: (error, { stage }) => console.error(`access policy (${stage}):`, error),
+  })
   const model = new DataModel(seed)
   const web = await createWebContext({ users: seed.users, now })
   return {

@@ -16,22 +16,20 @@ import type {
 } from '../../src/index.js'
 import type { DataModel, Dataset, Workflow } from './data.js'
 
-/** The user's own level on a dataset, scopes aside; `none` for strangers and the anonymous caller. */
-export function datasetLevelOf(model: DataModel, dataset: Dataset, userId: string | undefined): DatasetLevel {
-  if (userId === undefined) return 'none'
-  if (userId === dataset.owner || model.administers(userId, dataset.owner)) return 'edit'
-  return dataset.access.get(userId) ?? 'none'
-}
-
-/** The user's own level on a workflow, scopes aside. */
-export function workflowLevelOf(
+/**
+ * The user's own level on a dataset or workflow, scopes aside: `top` (`edit`, `write`) for the owner
+ * and the admins of an owning organization, else what `access` grants; `none` for strangers and the
+ * anonymous caller.
+ */
+function ownLevel<L extends string>(
   model: DataModel,
-  workflow: Workflow,
+  entry: { readonly owner: string; readonly access: ReadonlyMap<string, L> },
   userId: string | undefined,
-): WorkflowLevel {
+  top: L,
+): L | 'none' {
   if (userId === undefined) return 'none'
-  if (userId === workflow.owner || model.administers(userId, workflow.owner)) return 'write'
-  return workflow.access.get(userId) ?? 'none'
+  if (userId === entry.owner || model.administers(userId, entry.owner)) return top
+  return entry.access.get(userId) ?? 'none'
 }
 
 /** A dataset as the policy sees it for this principal. */
@@ -40,7 +38,7 @@ export function describeDataset(
   dataset: Dataset,
   principal: Principal | undefined,
 ): DatasetResource {
-  const userLevel = datasetLevelOf(model, dataset, principal?.userId)
+  const userLevel = ownLevel<DatasetLevel>(model, dataset, principal?.userId, 'edit')
   return dataset.exportRestrictions === undefined
     ? { kind: 'dataset', publicLevel: dataset.publicLevel, userLevel }
     : {
@@ -60,7 +58,7 @@ export function describeWorkflow(
   return {
     kind: 'workflow',
     publicLevel: workflow.publicLevel,
-    userLevel: workflowLevelOf(model, workflow, principal?.userId),
+    userLevel: ownLevel<WorkflowLevel>(model, workflow, principal?.userId, 'write'),
   }
 }
 

@@ -5,8 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import express, { type Request, type RequestHandler, type Response } from 'express'
-import { accessControl } from '../../adapters/express/index.js'
-import { strictProtocol } from '../../adapters/shared/trust-proxy.js'
+import { accessControl, requestOrigin } from '../../adapters/express/index.js'
 import { deny } from '../../src/index.js'
 import type { App } from './app.js'
 import {
@@ -18,10 +17,11 @@ import {
 } from './front-door.js'
 import { INTERNAL_ERROR } from './http-result.js'
 import { neutralRequest } from './neutral-request.js'
+import { bodyReader, type ReadBody, readRequestBody } from './request-body.js'
 import { bodyOf, headersOf } from './result-headers.js'
 import type { ApiRequest, Route, RouteResult } from './route-set.js'
 import { runRoute } from './run-route.js'
-import type { TrustProxy } from './trust-proxy.js'
+import { type TrustProxy, trustFunction } from './trust-proxy.js'
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete'
 
@@ -37,8 +37,22 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   web.set('strict routing', true)
   web.set('x-powered-by', false)
   web.set('etag', false)
-  web.set('trust proxy', trustProxy === false ? false : [...trustProxy])
+  web.set('trust proxy', trustFunction(trustProxy))
   const access = accessControl({ policy: app.policy })
+
+  // The app's body parser, as a host has one (`express.json()`, `express.urlencoded()`): it sets
+  // `req.body`, which the adapter checks for an `access_token`, and keeps the bytes for the handlers.
+  const bodies = new WeakMap<Request, ReadBody>()
+  web.use(async function parseBody(req: Request, _res: Response, next: express.NextFunction) {
+    try {
+      const { read, parameters } = await readRequestBody(req, req.headers['content-type'])
+      bodies.set(req, read)
+      req.body = parameters
+      next()
+    } catch (error) {
+      next(error)
+    }
+  })
 
   // One neutral request per Express request, shared by the resolver and the handler.
   const requests = new WeakMap<Request, ApiRequest>()
@@ -49,9 +63,9 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
         params: req.params as Record<string, string>,
         principal: () => req.principal,
         // The adapter's own reading of the client, so pages and the API agree on it.
-        clientAddress: req.ip,
-        protocol: strictProtocol(req.protocol, req.socket, req.headers['x-forwarded-proto']),
+        ...requestOrigin(req),
         target: req.originalUrl,
+        body: bodyReader(bodies.get(req)),
       })
       requests.set(req, request)
     }

@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net'
 import { ConfigError } from '../../src/index.js'
-import { quote } from './seed-schema.js'
+import { quote } from './seed-messages.js'
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
 
 /** The frameworks the server runs on. */

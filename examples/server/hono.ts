@@ -9,12 +9,12 @@ import { getConnInfo } from '@hono/node-server/conninfo'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { type AccessEnv, accessControl } from '../../adapters/hono/index.js'
-import { compileTrustProxy, resolveForwarded } from '../../adapters/shared/trust-proxy.js'
 import { deny } from '../../src/index.js'
 import type { App } from './app.js'
 import { type BindingOptions, createFrontDoorServer, listen, type RunningServer } from './front-door.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from './http-result.js'
 import { neutralRequest } from './neutral-request.js'
+import { bodyReader, type ReadBody, readRequestBody } from './request-body.js'
 import { bodyOf, headersOf } from './result-headers.js'
 import type { ApiRequest, Route, RouteResult } from './route-set.js'
 import { runRoute } from './run-route.js'
@@ -23,14 +23,20 @@ type Env = AccessEnv & { Bindings: HttpBindings }
 
 const NO_BODY = Buffer.alloc(0)
 
+const bodies = new WeakMap<IncomingMessage, ReadBody>()
+
 /**
- * Bodies are read by the handlers from the Node request (route-set.ts), as on Express and Fastify.
- * `@hono/node-server` builds the Fetch request's body from `incoming.rawBody` when it is set, so an
- * empty one keeps Hono (and middleware parsing `c.req`) from consuming the stream meanwhile.
+ * The body is read ahead with the cap every binding applies, and handed to `@hono/node-server` as
+ * `incoming.rawBody` (its hook for a body read ahead, as Cloud Functions do), from which it builds
+ * the Fetch request's body: the adapter then parses `c.req` for an `access_token` as on any Hono
+ * app, and the handlers read the same bytes. A body past the cap reaches Hono empty (its handler
+ * answers 413).
  */
-const keepBodyForHandlers: MiddlewareHandler<Env> = async function keepBodyForHandlers(c, next) {
+const readBodyAhead: MiddlewareHandler<Env> = async function readBodyAhead(c, next) {
   const incoming = c.env.incoming as IncomingMessage & { rawBody?: Buffer }
-  incoming.rawBody = NO_BODY
+  const { read } = await readRequestBody(incoming, incoming.headers['content-type'])
+  bodies.set(incoming, read)
+  incoming.rawBody = read.ok ? read.bytes : NO_BODY
   await next()
 }
 
@@ -52,29 +58,25 @@ function withBindings(c: Context<AccessEnv>): Context<Env> {
  */
 export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']): Hono<Env> {
   const web = new Hono<Env>()
-  const trustList = trustProxy === false ? false : [...trustProxy]
-  const access = accessControl({ policy: app.policy, getConnInfo, trustProxy: trustList })
-  // The adapter's own reading of the client (connection address, trusted forwarding headers), so
-  // pages and the API agree on it.
-  const trust = compileTrustProxy(trustList)
-  web.use('*', keepBodyForHandlers)
+  const access = accessControl({
+    policy: app.policy,
+    getConnInfo,
+    trustProxy: trustProxy === false ? false : [...trustProxy],
+  })
+  web.use('*', readBodyAhead)
 
   const requests = new WeakMap<Context, ApiRequest>()
   const neutral = (c: Context<Env>): ApiRequest => {
     let found = requests.get(c)
     if (found === undefined) {
       const incoming = c.env.incoming
-      const origin = resolveForwarded(trust, {
-        peerAddress: getConnInfo(c).remote.address,
-        directProtocol: c.req.url.startsWith('https:') ? 'https' : 'http',
-        forwardedFor: c.req.header('x-forwarded-for'),
-        forwardedProto: c.req.header('x-forwarded-proto'),
-      })
       found = neutralRequest(incoming, {
         params: c.req.param() as Record<string, string>,
         principal: () => c.get('principal'),
-        clientAddress: origin.clientAddress,
-        protocol: origin.protocol,
+        // The adapter's own reading of the client (connection address, trusted forwarding
+        // headers), so pages and the API agree on it.
+        ...access.requestOrigin(c),
+        body: bodyReader(bodies.get(incoming)),
       })
       requests.set(c, found)
     }

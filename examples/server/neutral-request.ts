@@ -1,15 +1,14 @@
 /**
  * Building the neutral request (route-set.ts) from the Node request under every framework: the
- * headers, cookies, target and body come from the `IncomingMessage` the same way on Express,
- * Fastify and Hono; only the client address and protocol come from the framework, whose
- * trust-proxy logic the API's adapter uses too.
+ * headers, cookies and target come from the `IncomingMessage` the same way on Express, Fastify and
+ * Hono; the body from the binding's parser; the client address and protocol from the adapter, whose
+ * reading the API's policy uses too.
  */
 import type { IncomingMessage } from 'node:http'
 import type { Principal } from '../../src/index.js'
 import { parseCookies } from './cookies.js'
-import { onceBody, readCapped } from './request-body.js'
 import { queryOf } from './request-target.js'
-import { type ApiRequest, MAX_BODY_BYTES } from './route-set.js'
+import type { ApiRequest } from './route-set.js'
 
 /** What a binding knows that the Node request does not tell the same way everywhere. */
 export interface FrameworkFacts {
@@ -20,6 +19,8 @@ export interface FrameworkFacts {
   readonly protocol: string
   /** The raw request target, when the framework may have rewritten `url` (Express sub-routers). */
   readonly target?: string
+  /** The body the binding's parser read ahead (request-body.ts). */
+  readonly body: () => Promise<Buffer>
 }
 
 function firstValues(incoming: IncomingMessage): Record<string, string | undefined> {
@@ -45,7 +46,7 @@ export function neutralRequest(incoming: IncomingMessage, facts: FrameworkFacts)
     get principal() {
       return facts.principal()
     },
-    body: onceBody(() => readCapped(incoming, MAX_BODY_BYTES)),
+    body: facts.body,
     method: (incoming.method ?? 'GET').toUpperCase(),
     target,
     headers: firstValues(incoming),

@@ -1,11 +1,13 @@
 /**
- * Reading request bodies with a size cap, the JSON bodies of the API, and whether a body carries an
- * `access_token`. Every binding reads the raw body the same way, so that a body is accepted or
- * refused identically on all three.
+ * Reading request bodies with a size cap and parsing their parameters, for the body parser every
+ * binding installs in its framework (so the adapters' own `access_token` check sees `req.body`), and
+ * the JSON bodies of the API. Every binding reads and parses the same way, so that a body is
+ * accepted or refused identically on all three.
  */
+import type { Readable } from 'node:stream'
 import { isFormContentType } from './form-body.js'
 import { invalidParameter } from './http-result.js'
-import type { ApiRequest, RouteResult } from './route-set.js'
+import { type ApiRequest, MAX_BODY_BYTES, type RouteResult } from './route-set.js'
 
 /** The body is larger than the cap; the handler answers 413. */
 export class BodyTooLargeError extends Error {
@@ -19,32 +21,37 @@ export class BodyTooLargeError extends Error {
 }
 
 /**
- * Reads a stream to its end, failing as soon as it exceeds `limit` bytes.
+ * Reads a stream to its end, failing as soon as it exceeds `limit` bytes. Past the cap the stream
+ * is left paused, not destroyed: the connection must stay up for the 413, and Node's server
+ * discards the rest of the body once the response has ended.
  *
  * @throws {BodyTooLargeError} past the cap.
  */
-export async function readCapped(stream: AsyncIterable<Uint8Array | string>, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let length = 0
-  for await (const chunk of stream) {
-    const bytes =
-      typeof chunk === 'string'
-        ? Buffer.from(chunk)
-        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-    length += bytes.byteLength
-    if (length > limit) throw new BodyTooLargeError(limit)
-    chunks.push(bytes)
-  }
-  return Buffer.concat(chunks)
-}
-
-/** Memoizes a body reader, so a handler and a resolver can both ask for the body. */
-export function onceBody(read: () => Promise<Buffer>): () => Promise<Buffer> {
-  let body: Promise<Buffer> | undefined
-  return () => {
-    body ??= read()
-    return body
-  }
+function readCapped(stream: Readable, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let length = 0
+    const settle = (error: Error | undefined) => {
+      stream.off('data', onData)
+      stream.off('end', onEnd)
+      stream.off('error', onError)
+      if (error === undefined) resolve(Buffer.concat(chunks))
+      else reject(error)
+    }
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+      length += bytes.byteLength
+      if (length > limit) {
+        stream.pause()
+        settle(new BodyTooLargeError(limit))
+      } else chunks.push(bytes)
+    }
+    const onEnd = () => settle(undefined)
+    const onError = (error: Error) => settle(error)
+    stream.on('data', onData)
+    stream.on('end', onEnd)
+    stream.on('error', onError)
+  })
 }
 
 /** A JSON object body, absent (empty body), or the answer to send instead. */
@@ -63,7 +70,7 @@ function decodeUtf8(body: Buffer): string | undefined {
 /**
  * Parses a body as a JSON object, whatever its `Content-Type`. An empty body is absent; a body
  * that is not a JSON object is 400 with `detail`. (An `access_token` in the body never gets here on
- * an API route: the route runner refuses it first, run-route.ts.)
+ * an API route: the adapter refuses it first.)
  */
 export function parseJsonObject(body: Buffer, detail: string): JsonBody {
   if (body.byteLength === 0) return { ok: true, value: undefined }
@@ -93,45 +100,85 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /**
- * Whether a body carries an `access_token` parameter (RFC 6750 §2.2): a form-encoded body with
- * that field (however its name is percent-encoded), or a JSON body that is an object with that
- * key. Only these two content types carry parameters; a body of another type, or one that does not
- * parse as its type says, carries none.
+ * The parameters a body carries, as a framework's body parser hands them on (`req.body`): a form
+ * body's fields, or the value of a JSON body; `undefined` for a body of another type, or one that
+ * does not parse as its type says. This is what the adapters look at for an `access_token` (RFC
+ * 6750 §2.2), so every binding parses with this one function.
  *
  * @example
- * bodyHasAccessToken(Buffer.from('a=1&access_token=x'), 'application/x-www-form-urlencoded') // true
- * bodyHasAccessToken(Buffer.from('{"access_token":"x"}'), 'text/plain')                      // false
+ * parseBodyParameters(Buffer.from('a=1&access_token=x'), 'application/x-www-form-urlencoded') // URLSearchParams
+ * parseBodyParameters(Buffer.from('{"access_token":"x"}'), 'text/plain')                      // undefined
  */
-export function bodyHasAccessToken(body: Buffer, contentType: string | undefined): boolean {
+export function parseBodyParameters(body: Buffer, contentType: string | undefined): unknown {
   const form = isFormContentType(contentType)
-  if (!form && !isJsonContentType(contentType)) return false
+  if (!form && !isJsonContentType(contentType)) return undefined
   const text = body.byteLength === 0 ? undefined : decodeUtf8(body)
-  if (text === undefined) return false
-  if (form) return new URLSearchParams(text).has('access_token')
-  let value: unknown
+  if (text === undefined) return undefined
+  if (form) return new URLSearchParams(text)
   try {
-    value = JSON.parse(text)
+    return JSON.parse(text)
   } catch {
-    return false
+    return undefined
   }
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Object.hasOwn(value, 'access_token')
-  )
+}
+
+/** A body read ahead by a binding's parser: its bytes, or the cap it passed. */
+export type ReadBody =
+  | { readonly ok: true; readonly bytes: Buffer }
+  | { readonly ok: false; readonly limit: number }
+
+/**
+ * Reads a request body for a binding's body parser, capped at {@link MAX_BODY_BYTES}: what the
+ * handlers read later (`ApiRequest.body`) and what the parser hands the framework as `req.body`.
+ *
+ * @example
+ * const { read, parameters } = await readRequestBody(req, req.headers['content-type'])
+ */
+export async function readRequestBody(
+  stream: Readable,
+  contentType: string | undefined,
+): Promise<{ readonly read: ReadBody; readonly parameters: unknown }> {
+  try {
+    const bytes = await readCapped(stream, MAX_BODY_BYTES)
+    return { read: { ok: true, bytes }, parameters: parseBodyParameters(bytes, contentType) }
+  } catch (error) {
+    if (error instanceof BodyTooLargeError)
+      return { read: { ok: false, limit: error.limit }, parameters: undefined }
+    throw error
+  }
 }
 
 /**
- * Reads a request's body, when its type can carry parameters, and tells whether it carries an
- * `access_token` ({@link bodyHasAccessToken}). A body of another type is not read.
+ * The handlers' view of a body read ahead: its bytes, or {@link BodyTooLargeError} (→ 413).
  *
- * @throws {BodyTooLargeError} past the cap.
+ * @example
+ * const body = bodyReader(read)
  */
-export async function requestBodyHasAccessToken(request: ApiRequest): Promise<boolean> {
+export function bodyReader(read: ReadBody | undefined): () => Promise<Buffer> {
+  if (read === undefined) return () => Promise.resolve(EMPTY)
+  return read.ok ? () => Promise.resolve(read.bytes) : () => Promise.reject(new BodyTooLargeError(read.limit))
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * Whether a request's body passed the cap while its type carries parameters: every API route
+ * answers that 413, whether or not its handler reads the body, since nobody could tell whether the
+ * body carried an `access_token`.
+ *
+ * @example
+ * if (await parameterBodyTooLarge(request)) return bodyTooLarge(MAX_BODY_BYTES)
+ */
+export async function parameterBodyTooLarge(request: ApiRequest): Promise<boolean> {
   const { contentType } = request
   if (!isFormContentType(contentType) && !isJsonContentType(contentType)) return false
-  return bodyHasAccessToken(await request.body(), contentType)
+  try {
+    await request.body()
+    return false
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return true
+    throw error
+  }
 }
 
 /** The first key of `body` that is not one of `allowed`, if any. */

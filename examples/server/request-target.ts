@@ -2,7 +2,7 @@
  * The check every request passes before any router sees it. Express matches raw paths while
  * Fastify and Hono decode percent-escapes (and the URL parser under Hono resolves `..`), so the
  * same odd target could reach a route on one framework and not on another. Every name the server
- * routes on is plain ASCII (seed-schema.ts), so any target outside that alphabet, or with a `.`
+ * routes on is plain ASCII (seed-shapes.ts), so any target outside that alphabet, or with a `.`
  * or `..` segment, an empty segment or a percent-escape, is refused as not found everywhere.
  */
 

@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises'
 import { ConfigError, importApiToken, revokeToken, type TokenRecord } from '../../src/index.js'
 import { hashPassword } from './password-hash.js'
-import { parseSeed, quote, type SeedSpec } from './seed-schema.js'
+import { quote } from './seed-messages.js'
+import { parseSeed, type SeedSpec } from './seed-schema.js'
 
 /** A user as the server keeps it. */
 export interface SeedUser {

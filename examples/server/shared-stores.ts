@@ -2,7 +2,8 @@
  * Where the server keeps tokens and OAuth state (`--store`): in process memory (one instance), or
  * on a Redis server that several instances share (design §6, §9; docs/deployment.md).
  */
-import type { OAuthStateStore, TokenStore } from '../../src/index.js'
+import type { TokenStore } from '../../src/index.js'
+import type { OAuthStateStore } from '../../src/oauth/index.js'
 import type { StoreOption } from './flags.js'
 
 /** The shared stores of a `--store redis://…` server, and how to let go of them. */

@@ -1,6 +1,7 @@
 import { type Deny, deny } from '../decisions/decision.js'
 import type { Principal } from '../decisions/principal.js'
 import { parseScopes } from '../decisions/scopes.js'
+import { TokenStoreError } from '../errors.js'
 import { isWellFormedTokenValue } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, tokenStatus } from '../tokens/token-record.js'
@@ -33,6 +34,11 @@ export interface AuthenticateOptions {
   readonly anonymous?: Principal
   /** How long after a recorded use a token's `lastUsedAt` is written again. */
   readonly touchIntervalMs?: number
+  /**
+   * Told of every failure behind a 503 (the very value thrown or rejected), and of background
+   * `touch` failures that change no answer: `store` for the token store, `adapter` for anything else.
+   */
+  readonly onError?: (error: unknown, stage: 'store' | 'adapter') => void
 }
 
 /** What the bearer header alone decides, before any store lookup. */
@@ -127,9 +133,10 @@ export function authenticateRequest(
 ): Promise<AuthenticationResult> {
   try {
     return authenticate(input, options)
-  } catch {
+  } catch (error) {
     // Whatever goes wrong (a runtime without a synchronous SHA-256, a hostile input object) is a
     // denial, never an exception for the adapter to mishandle.
+    options.onError?.(error, 'adapter')
     return Promise.resolve(UNAVAILABLE)
   }
 }
@@ -149,15 +156,21 @@ function authenticate(input: CredentialsInput, options: AuthenticateOptions): Pr
   let found: unknown
   try {
     found = options.tokens.findByHash(hash)
-  } catch {
-    return Promise.resolve(UNAVAILABLE)
+  } catch (error) {
+    return Promise.resolve(storeFailure(options, error))
   }
   // An in-memory store answers synchronously: no deadline, no extra turn of the event loop.
   if (!(found instanceof Promise)) return Promise.resolve(settle(found, hash, now, options))
   return withDeadline(found, options.storeTimeoutMs).then(
     (record) => settle(record, hash, now, options),
-    () => UNAVAILABLE,
+    (error: unknown) => storeFailure(options, error),
   )
+}
+
+// A failing store is a 503 the host can see: the hook hears the very value thrown or rejected.
+function storeFailure(options: AuthenticateOptions, error: unknown): AuthenticationResult {
+  options.onError?.(error, 'store')
+  return UNAVAILABLE
 }
 
 function settle(
@@ -167,13 +180,18 @@ function settle(
   options: AuthenticateOptions,
 ): AuthenticationResult {
   if (found === undefined) return INVALID_TOKEN
-  if (!isRecordFor(found, hash)) return UNAVAILABLE
+  if (!isRecordFor(found, hash)) {
+    return storeFailure(
+      options,
+      new TokenStoreError('findByHash answered something that is not the record of that hash'),
+    )
+  }
   let principal: Principal
   try {
     if (tokenStatus(found, now) !== 'active') return INVALID_TOKEN
     principal = principalOf(found)
-  } catch {
-    return UNAVAILABLE
+  } catch (error) {
+    return storeFailure(options, error)
   }
   touch(options, found, now)
   return { ok: true, principal }
@@ -184,9 +202,11 @@ function settle(
 function touch(options: AuthenticateOptions, record: TokenRecord, now: number): void {
   const interval = options.touchIntervalMs ?? 60_000
   if (record.lastUsedAt !== undefined && now - record.lastUsedAt < interval) return
+  const report = (error: unknown) => options.onError?.(error, 'store')
   try {
-    options.tokens.touch(record.id, now).catch(() => {})
-  } catch {
-    // A synchronous throw from the store is as harmless here as a rejection.
+    options.tokens.touch(record.id, now).catch(report)
+  } catch (error) {
+    // A synchronous throw from the store is as harmless here as a rejection, and as visible.
+    report(error)
   }
 }

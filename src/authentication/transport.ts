@@ -12,3 +12,24 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   const [a, b, c, d] = parsed.words
   return a === 0 && b === 0 && c === 0 && d === 1
 }
+
+/** The two facts of a request that decide whether its transport may carry credentials. */
+export interface TransportFacts {
+  /** `https` or `http`, as the adapter's trusted-proxy handling resolved it. */
+  readonly protocol: string
+  /** The client address, as the adapter's trusted-proxy handling resolved it. */
+  readonly clientAddress: string | undefined
+}
+
+/**
+ * The transport rule for anything that carries credentials (design §4): HTTPS, or plain HTTP from
+ * a loopback client (a developer's own machine). The API's policy applies it before
+ * authentication; a host's sign-in or settings pages should ask the same question.
+ *
+ * @example
+ * isSecureTransport({ protocol: 'http', clientAddress: '127.0.0.1' })   // true
+ * isSecureTransport({ protocol: 'http', clientAddress: '203.0.113.7' }) // false
+ */
+export function isSecureTransport(request: TransportFacts): boolean {
+  return request.protocol === 'https' || isLoopbackAddress(request.clientAddress)
+}

@@ -7,7 +7,8 @@ export interface ExportMeter {
   declare(size: { readonly records?: number; readonly bytes?: number }): Decision
   /**
    * Counts a chunk about to be written. False once a cap is exceeded: the caller must abort the
-   * transfer (the client sees a broken response, never silently truncated data).
+   * transfer (the client sees a broken response, never silently truncated data). Under a record
+   * cap, a chunk that does not say how many records it carries (`records` undefined) is a breach.
    */
   count(bytes: number, records?: number): boolean
 }
@@ -28,8 +29,17 @@ export function createExportMeter(decision: Allow): ExportMeter {
   let exceeded = false
   return {
     declare: (size) => checkResponseSize(decision, size),
-    count(chunkBytes, chunkRecords = 0) {
+    count(chunkBytes, chunkRecords) {
       if (exceeded) return false
+      // Under a record cap a chunk must say how many records it carries: an uncounted one could
+      // carry any number, so it breaks the transfer like an overrun (fail closed).
+      if (chunkRecords === undefined) {
+        if (maxRecords === Number.POSITIVE_INFINITY) chunkRecords = 0
+        else {
+          exceeded = true
+          return false
+        }
+      }
       // A negative or fractional count would lower the running total: treat it as a breach.
       if (!isCount(chunkBytes) || !isCount(chunkRecords)) {
         exceeded = true

@@ -1,4 +1,4 @@
-import { ConfigError, InvalidArgumentError } from '../errors.js'
+import { ConfigError } from '../errors.js'
 import { OAuthError, type OAuthErrorBody } from './oauth-error.js'
 
 /**
@@ -27,11 +27,6 @@ export function requireRealm(realm: string | undefined): string {
     throw new ConfigError(['realm'], 'must be 1-100 printable ASCII characters without quotes or backslashes')
   }
   return realm
-}
-
-/** Checks an injected clock reading. */
-export function requireNow(now: number): void {
-  if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('now must be epoch milliseconds')
 }
 
 /** Checks an optional duration option, answering its default when absent. */

@@ -1,3 +1,4 @@
+import { requireNow } from '../tokens/clock.js'
 import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
 import { authenticateClient } from './authenticate-client.js'
@@ -5,7 +6,6 @@ import {
   errorResponse,
   type OAuthEndpointResponse,
   requireDuration,
-  requireNow,
   requireRealm,
   successResponse,
 } from './endpoint-response.js'

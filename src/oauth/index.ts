@@ -1,3 +1,11 @@
+/**
+ * The OAuth server building blocks (contract §4–5, RFC 6749, 7636, 8628): PKCE, authorization
+ * requests and codes, the device flow, the token endpoint's rules and the state stores. For hosts
+ * that run their own authorization server; an API that only checks tokens needs none of it.
+ *
+ * @packageDocumentation
+ * @module data-access-policy/oauth
+ */
 export { buildRedirectUrl } from './build-redirect-url.js'
 export { calculatePkceChallenge } from './calculate-pkce-challenge.js'
 export {

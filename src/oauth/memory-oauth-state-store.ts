@@ -1,5 +1,5 @@
-import type { z } from 'zod'
-import { formatConfigPath, TokenStoreError } from '../errors.js'
+import { TokenStoreError } from '../errors.js'
+import { deepFreeze, live, requireStoreNow, validateRecord } from '../tokens/store-records.js'
 import {
   type AuthorizationCodeRecord,
   authorizationCodeRecordSchema,
@@ -15,42 +15,6 @@ type Counter = { readonly count: number; readonly resetAt: number }
 // A full sweep of expired entries runs at most this often (by the injected clock), keeping saves O(1)
 // amortized while bounding memory to what was retained in the last interval.
 const SWEEP_INTERVAL_MS = 60_000
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const where = formatConfigPath(issue.path.filter((part) => typeof part !== 'symbol'))
-      return where === '' ? issue.message : `${where}: ${issue.message}`
-    })
-    .join('; ')
-}
-
-function validate<T>(schema: z.ZodType<T>, record: T, what: string): T {
-  const parsed = schema.safeParse(record)
-  if (!parsed.success) {
-    throw new TokenStoreError(`not a valid ${what} (${describeIssues(parsed.error)})`, {
-      cause: parsed.error,
-    })
-  }
-  return parsed.data
-}
-
-function requireNow(now: number): void {
-  if (!Number.isSafeInteger(now) || now < 0) throw new TokenStoreError('now must be epoch milliseconds')
-}
-
-// Records leave the store deeply frozen, so callers can neither corrupt it nor each other.
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner)
-    Object.freeze(value)
-  }
-  return value
-}
-
-function live<T extends { readonly retainUntil: number }>(record: T | undefined, now: number): T | undefined {
-  return record !== undefined && now < record.retainUntil ? record : undefined
-}
 
 /**
  * The embedded OAuth state store: validated, frozen records in process memory, lost on restart and
@@ -71,19 +35,19 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   #nextSweepAt = 0
 
   async saveAuthorizationCode(record: AuthorizationCodeRecord): Promise<void> {
-    const valid = validate(authorizationCodeRecordSchema, record, 'authorization code record')
+    const valid = validateRecord(authorizationCodeRecordSchema, record, 'authorization code record')
     this.#sweep(valid.createdAt)
     if (this.#codes.has(valid.hash)) throw new TokenStoreError('an authorization code with this hash exists')
     this.#codes.set(valid.hash, deepFreeze(valid))
   }
 
   async findAuthorizationCode(hash: string, now: number): Promise<AuthorizationCodeRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     return live(this.#codes.get(hash), now)
   }
 
   async replaceAuthorizationCode(next: AuthorizationCodeRecord): Promise<boolean> {
-    const valid = validate(authorizationCodeRecordSchema, next, 'authorization code record')
+    const valid = validateRecord(authorizationCodeRecordSchema, next, 'authorization code record')
     const current = this.#codes.get(valid.hash)
     if (current === undefined || current.version !== valid.version - 1) return false
     this.#codes.set(valid.hash, deepFreeze(valid))
@@ -91,7 +55,7 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async saveDeviceGrant(record: DeviceGrantRecord): Promise<boolean> {
-    const valid = validate(deviceGrantRecordSchema, record, 'device grant record')
+    const valid = validateRecord(deviceGrantRecordSchema, record, 'device grant record')
     this.#sweep(valid.createdAt)
     if (this.#grants.has(valid.deviceCodeHash))
       throw new TokenStoreError('a device grant with this hash exists')
@@ -103,18 +67,18 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async findDeviceGrant(deviceCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     return live(this.#grants.get(deviceCodeHash), now)
   }
 
   async findDeviceGrantByUserCode(userCodeHash: string, now: number): Promise<DeviceGrantRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const deviceCodeHash = this.#grantsByUserCode.get(userCodeHash)
     return deviceCodeHash === undefined ? undefined : live(this.#grants.get(deviceCodeHash), now)
   }
 
   async replaceDeviceGrant(next: DeviceGrantRecord): Promise<boolean> {
-    const valid = validate(deviceGrantRecordSchema, next, 'device grant record')
+    const valid = validateRecord(deviceGrantRecordSchema, next, 'device grant record')
     const current = this.#grants.get(valid.deviceCodeHash)
     if (current === undefined || current.version !== valid.version - 1) return false
     if (current.userCodeHash !== valid.userCodeHash) {
@@ -125,7 +89,7 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async saveRefreshFamily(record: RefreshFamilyRecord): Promise<void> {
-    const valid = validate(refreshFamilyRecordSchema, record, 'refresh family record')
+    const valid = validateRecord(refreshFamilyRecordSchema, record, 'refresh family record')
     this.#sweep(valid.createdAt)
     if (this.#families.has(valid.id)) throw new TokenStoreError(`refresh family ${valid.id} exists`)
     this.#requireFreeHashes(valid)
@@ -134,18 +98,18 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async findRefreshFamily(id: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     return live(this.#families.get(id), now)
   }
 
   async findRefreshFamilyByTokenHash(hash: string, now: number): Promise<RefreshFamilyRecord | undefined> {
-    requireNow(now)
+    requireStoreNow(now)
     const id = this.#familiesByTokenHash.get(hash)
     return id === undefined ? undefined : live(this.#families.get(id), now)
   }
 
   async replaceRefreshFamily(next: RefreshFamilyRecord): Promise<boolean> {
-    const valid = validate(refreshFamilyRecordSchema, next, 'refresh family record')
+    const valid = validateRecord(refreshFamilyRecordSchema, next, 'refresh family record')
     const current = this.#families.get(valid.id)
     if (current === undefined || current.version !== valid.version - 1) return false
     this.#requireFreeHashes(valid)
@@ -156,13 +120,13 @@ export class MemoryOAuthStateStore implements OAuthStateStore {
   }
 
   async countUserCodeFailures(key: string, now: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     const counter = this.#failures.get(key)
     return counter !== undefined && now < counter.resetAt ? counter.count : 0
   }
 
   async recordUserCodeFailure(key: string, now: number, windowMs: number): Promise<number> {
-    requireNow(now)
+    requireStoreNow(now)
     if (!Number.isSafeInteger(windowMs) || windowMs <= 0) {
       throw new TokenStoreError('windowMs must be a positive integer')
     }

@@ -1,4 +1,5 @@
 import { OAuthError } from './oauth-error.js'
+import { type OAuthParams, readParam } from './oauth-params.js'
 
 // RFC 7636 §4.1: code-verifier = 43*128unreserved; unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~".
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/
@@ -53,4 +54,19 @@ export function requireS256Challenge(challenge: string | undefined, method: stri
     throw new OAuthError('invalid_request', 'code_challenge must be 43 base64url characters (S256)')
   }
   return challenge
+}
+
+/**
+ * The `code_verifier` of a token request, checked for syntax before anything is looked up or
+ * consumed; absent stays `undefined` (the grant then refuses it as `invalid_grant`).
+ *
+ * @throws {OAuthError} `invalid_request` for a repeated or malformed verifier.
+ * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.1
+ */
+export function readCodeVerifier(params: OAuthParams): string | undefined {
+  const verifier = readParam(params, 'code_verifier')
+  if (verifier !== undefined && !isValidCodeVerifier(verifier)) {
+    throw new OAuthError('invalid_request', 'code_verifier must be 43-128 characters of [A-Za-z0-9-._~]')
+  }
+  return verifier
 }

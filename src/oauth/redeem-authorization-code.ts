@@ -8,10 +8,10 @@ import {
 import { OAuthError } from './oauth-error.js'
 import { type OAuthParams, readParam } from './oauth-params.js'
 import type { AuthorizationCodeRecord } from './oauth-state-records.js'
-import { isValidCodeVerifier } from './pkce-syntax.js'
+import { readCodeVerifier } from './pkce-syntax.js'
 import { hashSecret } from './random-secret.js'
 import { updateRecord } from './update-record.js'
-import { verifyPkce } from './verify-pkce.js'
+import { requireMatchingVerifier } from './verify-pkce.js'
 
 // Private grant handler of the token endpoint; see handleTokenRequest.
 
@@ -88,18 +88,19 @@ async function revokeIssuedBy(context: GrantContext, code: AuthorizationCodeReco
   if (code.refreshFamilyId !== undefined) await revokeRefreshFamily(context, code.refreshFamilyId)
 }
 
-function checkBindings(context: GrantContext, code: AuthorizationCodeRecord, params: OAuthParams): void {
+function checkBindings(
+  context: GrantContext,
+  code: AuthorizationCodeRecord,
+  params: OAuthParams,
+  verifier: string | undefined,
+): void {
   if (!(context.now < code.expiresAt)) throw invalidGrant('the authorization code has expired')
   if (code.clientId !== context.client?.id)
     throw invalidGrant('the authorization code was issued to another client')
   if (readParam(params, 'redirect_uri') !== code.redirectUri) {
     throw invalidGrant('redirect_uri differs from the authorization request')
   }
-  const verifier = readParam(params, 'code_verifier')
-  if (verifier === undefined) throw invalidGrant('code_verifier is required')
-  if (verifier === code.codeChallenge) throw invalidGrant('code_verifier must not be the code_challenge')
-  if (!verifyPkce(verifier, code.codeChallenge))
-    throw invalidGrant('code_verifier does not match the code_challenge')
+  requireMatchingVerifier(verifier, code.codeChallenge)
 }
 
 /**
@@ -114,10 +115,7 @@ export async function redeemAuthorizationCode(
 ): Promise<TokenResponseBody> {
   const value = readParam(params, 'code')
   if (value === undefined) throw new OAuthError('invalid_request', 'code is required')
-  const verifier = readParam(params, 'code_verifier')
-  if (verifier !== undefined && !isValidCodeVerifier(verifier)) {
-    throw new OAuthError('invalid_request', 'code_verifier must be 43-128 characters of [A-Za-z0-9-._~]')
-  }
+  const verifier = readCodeVerifier(params)
   // Read now, so that a repeated parameter is refused before the code is consumed.
   readParam(params, 'redirect_uri')
   const hash = hashSecret(value)
@@ -128,7 +126,7 @@ export async function redeemAuthorizationCode(
     throw invalidGrant('the authorization code was already used; the tokens it issued are revoked')
   }
   const code = consumed.code
-  checkBindings(context, code, params)
+  checkBindings(context, code, params, verifier)
   const issued = await issueTokens(context, code.userId, code.scopes)
   if (!(await recordIssued(context, hash, issued.accessToken.id, issued.refreshFamilyId, issued.expiresAt))) {
     await revokeAccessTokens(context.tokens, [issued.accessToken.id], context.now)

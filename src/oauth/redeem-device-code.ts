@@ -2,11 +2,11 @@ import { type GrantContext, issueTokens, type TokenResponseBody } from './issue-
 import { OAuthError } from './oauth-error.js'
 import { type OAuthParams, readParam } from './oauth-params.js'
 import type { DeviceGrantRecord } from './oauth-state-records.js'
-import { isValidCodeVerifier } from './pkce-syntax.js'
+import { readCodeVerifier } from './pkce-syntax.js'
 import { type DevicePollAnswer, pollDeviceGrant } from './poll-device-grant.js'
 import { hashSecret } from './random-secret.js'
 import { updateRecord } from './update-record.js'
-import { verifyPkce } from './verify-pkce.js'
+import { requireMatchingVerifier } from './verify-pkce.js'
 
 // Private grant handler of the token endpoint; see handleTokenRequest.
 
@@ -22,13 +22,7 @@ function checkBindings(context: GrantContext, grant: DeviceGrantRecord, verifier
   if (grant.clientId !== context.client?.id) {
     throw new OAuthError('invalid_grant', 'the device code was issued to another client')
   }
-  if (verifier === undefined) throw new OAuthError('invalid_grant', 'code_verifier is required')
-  if (verifier === grant.codeChallenge) {
-    throw new OAuthError('invalid_grant', 'code_verifier must not be the code_challenge')
-  }
-  if (!verifyPkce(verifier, grant.codeChallenge)) {
-    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge')
-  }
+  requireMatchingVerifier(verifier, grant.codeChallenge)
 }
 
 /**
@@ -42,10 +36,7 @@ export async function redeemDeviceCode(
 ): Promise<TokenResponseBody> {
   const deviceCode = readParam(params, 'device_code')
   if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code is required')
-  const verifier = readParam(params, 'code_verifier')
-  if (verifier !== undefined && !isValidCodeVerifier(verifier)) {
-    throw new OAuthError('invalid_request', 'code_verifier must be 43-128 characters of [A-Za-z0-9-._~]')
-  }
+  const verifier = readCodeVerifier(params)
   const { state, now } = context
   const hash = hashSecret(deviceCode)
   const outcome = await updateRecord<

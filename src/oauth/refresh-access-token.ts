@@ -1,5 +1,4 @@
 import { parseScopes, type Scope } from '../decisions/scopes.js'
-import type { ScopeError } from '../errors.js'
 import {
   type GrantContext,
   issueAccessToken,
@@ -13,6 +12,7 @@ import { OAuthError } from './oauth-error.js'
 import { type OAuthParams, readParam } from './oauth-params.js'
 import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
 import { generateOpaqueSecret, hashSecret } from './random-secret.js'
+import { parseRequestedScopes } from './requested-scopes.js'
 import { updateRecord } from './update-record.js'
 
 // Private grant handler of the token endpoint; see handleTokenRequest.
@@ -26,12 +26,7 @@ function invalidGrant(description: string): OAuthError {
 // RFC 6749 §6: a refresh may narrow the scopes, never widen them (implied scopes count as granted).
 function narrowScopes(family: RefreshFamilyRecord, scope: string | undefined): readonly Scope[] {
   if (scope === undefined) return family.scopes
-  let requested: readonly Scope[]
-  try {
-    requested = parseScopes(scope).granted
-  } catch (error) {
-    throw new OAuthError('invalid_scope', (error as ScopeError).message, { cause: error })
-  }
+  const requested = parseRequestedScopes(scope).granted
   const granted = parseScopes(family.scopes)
   const extra = requested.find((name) => !granted.has(name))
   if (extra !== undefined) throw new OAuthError('invalid_scope', `scope ${extra} was not granted`)

@@ -1,12 +1,12 @@
-import { parseScopes, type ScopeSet } from '../decisions/scopes.js'
-import { ConfigError, type ScopeError, TokenStoreError } from '../errors.js'
+import { ConfigError, TokenStoreError } from '../errors.js'
+import { requireNow } from '../tokens/clock.js'
 import { buildRedirectUrl } from './build-redirect-url.js'
-import { requireDuration, requireNow } from './endpoint-response.js'
-import { OAuthError } from './oauth-error.js'
+import { requireDuration } from './endpoint-response.js'
 import type { DeviceGrantRecord } from './oauth-state-records.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
 import { requireS256Challenge } from './pkce-syntax.js'
 import { generateOpaqueSecret, hashSecret } from './random-secret.js'
+import { parseRequestedScopes } from './requested-scopes.js'
 import { formatUserCode, generateUserCode } from './user-code.js'
 
 /** Default lifetime of a device code and its user code: 600 s. */
@@ -65,14 +65,6 @@ export function checkDeviceAuthorizationOptions(options: {
   return {
     expiresIn: requireDuration('expiresIn', options.expiresIn, DEFAULT_DEVICE_CODE_EXPIRES_IN, 3600),
     interval: requireDuration('interval', options.interval, DEFAULT_DEVICE_POLL_INTERVAL, 60),
-  }
-}
-
-function parseRequestedScopes(scope: string | undefined): ScopeSet {
-  try {
-    return parseScopes(scope ?? '')
-  } catch (error) {
-    throw new OAuthError('invalid_scope', (error as ScopeError).message, { cause: error })
   }
 }
 

@@ -1,11 +1,11 @@
-import { parseScopes, type ScopeSet } from '../decisions/scopes.js'
-import type { ScopeError } from '../errors.js'
+import type { ScopeSet } from '../decisions/scopes.js'
 import { buildRedirectUrl } from './build-redirect-url.js'
 import type { LookupClient, OAuthClient } from './oauth-client.js'
 import { OAuthError } from './oauth-error.js'
 import { type OAuthParams, readParam } from './oauth-params.js'
 import { requireS256Challenge } from './pkce-syntax.js'
 import { isAllowedRedirectUri } from './redirect-uri.js'
+import { parseRequestedScopes } from './requested-scopes.js'
 
 /** A valid authorization request, ready for sign-in and consent. */
 export type AuthorizationRequest = {
@@ -76,15 +76,6 @@ async function verifyClientAndRedirect(
     )
   }
   return { client, redirectUri }
-}
-
-function parseRequestedScopes(scope: string | undefined): ScopeSet {
-  try {
-    return parseScopes(scope ?? '')
-  } catch (error) {
-    // parseScopes throws nothing but ScopeError for a string.
-    throw new OAuthError('invalid_scope', (error as ScopeError).message, { cause: error })
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { calculatePkceChallenge } from './calculate-pkce-challenge.js'
 import { timingSafeEqual } from './constant-time.js'
+import { OAuthError } from './oauth-error.js'
 import { isValidCodeChallenge, isValidCodeVerifier } from './pkce-syntax.js'
 
 /**
@@ -13,4 +14,20 @@ import { isValidCodeChallenge, isValidCodeVerifier } from './pkce-syntax.js'
 export function verifyPkce(verifier: string, challenge: string): boolean {
   if (!isValidCodeVerifier(verifier) || !isValidCodeChallenge(challenge)) return false
   return timingSafeEqual(calculatePkceChallenge(verifier), challenge)
+}
+
+/**
+ * The proof of possession a grant stored with `challenge` requires of a token request: a verifier
+ * that is present, is not the challenge itself, and hashes to it.
+ *
+ * @throws {OAuthError} `invalid_grant`.
+ * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.6
+ */
+export function requireMatchingVerifier(verifier: string | undefined, challenge: string): void {
+  if (verifier === undefined) throw new OAuthError('invalid_grant', 'code_verifier is required')
+  if (verifier === challenge)
+    throw new OAuthError('invalid_grant', 'code_verifier must not be the code_challenge')
+  if (!verifyPkce(verifier, challenge)) {
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge')
+  }
 }

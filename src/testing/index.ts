@@ -4,6 +4,8 @@
  * @packageDocumentation
  * @module data-access-policy/testing
  */
+
+export { type DecideInput, decide } from '../decisions/decide.js'
 export {
   addressArbitrary,
   datasetArbitrary,

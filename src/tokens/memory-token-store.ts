@@ -1,32 +1,10 @@
-import type { z } from 'zod'
-import { formatConfigPath, TokenStoreError } from '../errors.js'
+import { TokenStoreError } from '../errors.js'
+import { validateRecord } from './store-records.js'
 import { type TokenRecord, tokenRecordSchema } from './token-record.js'
 import type { TokenStore } from './token-store.js'
 
 // Fields fixed at creation: the id and hash are the lookup keys, the rest is who and what the token is.
 const IMMUTABLE_FIELDS = ['hash', 'kind', 'userId', 'createdAt', 'clientId'] as const
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const where = formatConfigPath(issue.path.filter((part) => typeof part !== 'symbol'))
-      return where === '' ? issue.message : `${where}: ${issue.message}`
-    })
-    .join('; ')
-}
-
-function validate(record: TokenRecord, action: string): TokenRecord {
-  const parsed = tokenRecordSchema.safeParse(record)
-  if (!parsed.success) {
-    throw new TokenStoreError(
-      `cannot ${action}: not a valid token record (${describeIssues(parsed.error)})`,
-      {
-        cause: parsed.error,
-      },
-    )
-  }
-  return parsed.data
-}
 
 function compareByCreation(a: TokenRecord, b: TokenRecord): number {
   // Ids are unique within a store, so two records never compare equal.
@@ -61,7 +39,7 @@ export class MemoryTokenStore implements TokenStore {
 
   /** Validates and adds a new record; a duplicate id or hash is refused. */
   async save(record: TokenRecord): Promise<void> {
-    const valid = validate(record, 'save')
+    const valid = validateRecord(tokenRecordSchema, record, 'token record', 'save')
     if (this.#byId.has(valid.id))
       throw new TokenStoreError(`cannot save: token id ${valid.id} already exists`)
     if (this.#byHash.has(valid.hash))
@@ -77,7 +55,7 @@ export class MemoryTokenStore implements TokenStore {
 
   /** Validates and replaces the record with the same id; immutable fields and a revocation stay. */
   async update(record: TokenRecord): Promise<void> {
-    const valid = validate(record, 'update')
+    const valid = validateRecord(tokenRecordSchema, record, 'token record', 'update')
     const current = this.#byId.get(valid.id)
     if (current === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
     for (const field of IMMUTABLE_FIELDS) {

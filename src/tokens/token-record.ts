@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { parseScopes, SCOPES, type Scope, ScopeSet } from '../decisions/scopes.js'
-import { ConfigError, InvalidArgumentError, TokenFormatError } from '../errors.js'
+import { ConfigError, TokenFormatError } from '../errors.js'
+import { requireNow } from './clock.js'
 import {
   generateRandomBase62,
   generateTokenValue,
@@ -178,10 +179,6 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
   })
   .readonly()
 
-function requireNow(now: number): void {
-  if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('now must be epoch milliseconds')
-}
-
 function normalizeName(name: unknown): string {
   if (typeof name !== 'string') throw new ConfigError(['name'], 'must be a string')
   const trimmed = name.trim()
@@ -238,6 +235,20 @@ type RecordFields = {
   readonly clientId?: string | undefined
 }
 
+// An API token's fields from the host's options, checked in this order; a given expiry must lie
+// after `expiryAfter` (an import may carry one already past).
+function apiTokenFields(options: CreateApiTokenOptions, expiryAfter: number | undefined): RecordFields {
+  return {
+    id: chooseId(options.id),
+    kind: 'api',
+    userId: requireUserId(options.userId),
+    name: normalizeName(options.name),
+    scopes: grantedScopes(options.scopes),
+    now: options.now,
+    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, expiryAfter),
+  }
+}
+
 function buildRecord(value: string, fields: RecordFields): TokenRecord {
   return freezeRecord({
     id: fields.id,
@@ -265,15 +276,7 @@ function buildRecord(value: string, fields: RecordFields): TokenRecord {
  */
 export function createApiToken(options: CreateApiTokenOptions): CreatedToken {
   requireNow(options.now)
-  const fields: RecordFields = {
-    id: chooseId(options.id),
-    kind: 'api',
-    userId: requireUserId(options.userId),
-    name: normalizeName(options.name),
-    scopes: grantedScopes(options.scopes),
-    now: options.now,
-    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, options.now),
-  }
+  const fields = apiTokenFields(options, options.now)
   const value = generateTokenValue('api')
   return Object.freeze({ record: buildRecord(value, fields), value })
 }
@@ -326,15 +329,7 @@ export function importApiToken(options: ImportApiTokenOptions): TokenRecord {
   if (!isWellFormedTokenValue(value) || tokenKindOf(value) !== 'api') {
     throw new TokenFormatError('value is not a well-formed API token (dap_ + 32 base62 + checksum)')
   }
-  return buildRecord(value, {
-    id: chooseId(options.id),
-    kind: 'api',
-    userId: requireUserId(options.userId),
-    name: normalizeName(options.name),
-    scopes: grantedScopes(options.scopes),
-    now: options.now,
-    expiresAt: options.expiresAt === undefined ? undefined : requireExpiry(options.expiresAt, undefined),
-  })
+  return buildRecord(value, apiTokenFields(options, undefined))
 }
 
 /**

@@ -11,7 +11,7 @@ const STARTERS: Readonly<Record<Framework, typeof startExpressApp>> = {
 }
 
 /**
- * Starts the conformance app on a framework; `trustProxy` is `false` or what the app trusts.
+ * Starts the adapters' test app on a framework; `trustProxy` is `false` or what the app trusts.
  *
  * @example
  * const app = await startApp('hono', fixture, '127.0.0.1')

@@ -10,7 +10,7 @@ import type { RunningApp } from './running-app.js'
 const express = createRequire(import.meta.url)('express') as typeof import('express')
 
 /**
- * The conformance app on Express 5, with the routing defaults left as they are
+ * The adapters' test app on Express 5, with the routing defaults left as they are
  * (case-insensitive, non-strict) so that the table also covers them.
  *
  * @example
@@ -43,7 +43,11 @@ export async function startExpressApp(fixture: Fixture, trustProxy: string | fal
     access.sendData(req, res, { body: bodies.blob(bytes), records: 1, contentType: 'text/plain' })
   })
   app.get('/api/v1/datasets/:owner/:name/stream', access.require('table.read', dataset), async (req, res) => {
-    const chunks = streamChunks(countParameter(req.query.chunks, 3), countParameter(req.query.size, 10))
+    const chunks = streamChunks(
+      countParameter(req.query.chunks, 3),
+      countParameter(req.query.size, 10),
+      req.query.uncounted !== undefined,
+    )
     await access.streamData(req, res, chunks, { contentType: 'text/plain' })
   })
   app.post('/api/v1/datasets/:owner/:name/exports', access.require('export.create', dataset), (req, res) => {

@@ -9,7 +9,7 @@ type DatasetParams = { owner?: string; name?: string; user?: string }
 type CountQuery = Record<string, string | undefined>
 
 /**
- * The conformance app on Fastify 5, with the default router options.
+ * The adapters' test app on Fastify 5, with the default router options.
  *
  * @example
  * const app = await startFastifyApp(fixture, '127.0.0.1')
@@ -61,6 +61,7 @@ export async function startFastifyApp(fixture: Fixture, trustProxy: string | fal
       const chunks = streamChunks(
         countParameter(query(request).chunks, 3),
         countParameter(query(request).size, 10),
+        query(request).uncounted !== undefined,
       )
       return reply.streamData(chunks, { contentType: 'text/plain' })
     },

@@ -1,6 +1,7 @@
 import type { DataChunk } from '../../adapters/shared/data-response.js'
 import {
   type AccessPolicy,
+  type AccessPolicyOptions,
   compileExportRestrictions,
   createAccessPolicy,
   type DatasetLevel,
@@ -56,6 +57,10 @@ const DATASETS: Readonly<Record<string, DatasetEntry>> = {
     publicLevel: 'data',
     exportRestrictions: compileExportRestrictions({ maxRecords: 5, maxBytes: 100 }),
   },
+  'acme/bytecapped': {
+    publicLevel: 'data',
+    exportRestrictions: compileExportRestrictions({ maxBytes: 100 }),
+  },
   'acme/fenced': {
     publicLevel: 'data',
     exportRestrictions: compileExportRestrictions({ allowedIps: ['10.1.2.0/24', '2001:db8::/32'] }),
@@ -74,11 +79,17 @@ export interface Fixture {
   ): Promise<Resource | undefined>
 }
 
+/** What the fixture's token store throws for the `failing` token: hooks must hear this very value. */
+export const STORE_FAILURE = new Error('token store down')
+
+/** What the fixture's resolver throws for `acme/broken`: hooks must hear this very value. */
+export const RESOLVER_FAILURE = new Error('database unavailable')
+
 // A memory store that throws for one token and never answers for another.
 function faultyStore(inner: TokenStore, failingHash: string, hangingHash: string): TokenStore {
   return {
     findByHash(hash) {
-      if (hash === failingHash) throw new Error('token store down')
+      if (hash === failingHash) throw STORE_FAILURE
       if (hash === hangingHash) return new Promise(() => {})
       return inner.findByHash(hash)
     },
@@ -96,7 +107,9 @@ function faultyStore(inner: TokenStore, failingHash: string, hangingHash: string
  * @example
  * const fixture = await createFixture()
  */
-export async function createFixture(): Promise<Fixture> {
+export async function createFixture(
+  hooks: Pick<AccessPolicyOptions, 'onDecision' | 'onError'> = {},
+): Promise<Fixture> {
   const memory = new MemoryTokenStore()
   const created = NOW - 60_000
   const save = async (token: { record: TokenRecord; value: string }): Promise<string> => {
@@ -135,13 +148,14 @@ export async function createFixture(): Promise<Fixture> {
     realm: REALM,
     storeTimeoutMs: 150,
     now: () => NOW,
+    ...hooks,
   })
   return {
     policy,
     tokens,
     async describe(owner, name, principal) {
       const key = `${owner}/${name}`
-      if (key === 'acme/broken') throw new Error('database unavailable')
+      if (key === 'acme/broken') throw RESOLVER_FAILURE
       const entry = DATASETS[key]
       if (entry === undefined) return undefined
       const userLevel = principal?.userId === undefined ? undefined : entry.access?.[principal.userId]
@@ -173,10 +187,17 @@ export function countParameter(value: unknown, fallback: number): number {
   return Number.isSafeInteger(count) && count >= 0 ? count : fallback
 }
 
-/** `count` chunks of `size` bytes and one record each, yielding to the event loop in between. */
-export async function* streamChunks(count: number, size: number): AsyncGenerator<DataChunk> {
+/**
+ * `count` chunks of `size` bytes and one record each (or, `uncounted`, chunks that do not say how
+ * many records they carry), yielding to the event loop in between.
+ */
+export async function* streamChunks(
+  count: number,
+  size: number,
+  uncounted = false,
+): AsyncGenerator<DataChunk> {
   for (let i = 0; i < count; i++) {
     await new Promise((resolve) => setImmediate(resolve))
-    yield { data: 'x'.repeat(size), records: 1 }
+    yield uncounted ? { data: 'x'.repeat(size) } : { data: 'x'.repeat(size), records: 1 }
   }
 }

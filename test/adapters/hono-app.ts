@@ -9,7 +9,7 @@ import { listening } from './listen.js'
 import type { RunningApp } from './running-app.js'
 
 /**
- * The conformance app on Hono 4 over @hono/node-server, with the default (strict) router.
+ * The adapters' test app on Hono 4 over @hono/node-server, with the default (strict) router.
  *
  * @example
  * const app = await startHonoApp(fixture, '127.0.0.1')
@@ -39,6 +39,7 @@ export async function startHonoApp(fixture: Fixture, trustProxy: string | false)
     const chunks = streamChunks(
       countParameter(c.req.query('chunks'), 3),
       countParameter(c.req.query('size'), 10),
+      c.req.query('uncounted') !== undefined,
     )
     return access.streamData(c, chunks, { contentType: 'text/plain' })
   })

@@ -4,7 +4,7 @@ export interface RunningApp {
   close(): Promise<void>
 }
 
-/** The frameworks the conformance table runs on. */
+/** The frameworks the adapters' behaviour table runs on. */
 export const FRAMEWORKS = ['express', 'fastify', 'hono'] as const
 
 /** One of {@link FRAMEWORKS}. */

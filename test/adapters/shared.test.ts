@@ -1,28 +1,11 @@
 import { describe, expect, test } from 'vitest'
-import {
-  accessTokenParameterDenial,
-  bodyHasAccessToken,
-  queryHasAccessToken,
-} from '../../adapters/shared/access-token-parameter.js'
+import { bodyHasAccessToken, queryHasAccessToken } from '../../adapters/shared/access-token-parameter.js'
 import { readAuthorizationValues } from '../../adapters/shared/authorization-header.js'
 import { prepareData, requireAllow } from '../../adapters/shared/data-response.js'
 import { ExportCapExceededError, meterChunks } from '../../adapters/shared/metered-chunks.js'
-import { requestFacts } from '../../adapters/shared/request-facts.js'
 import { checkRouteAccess } from '../../adapters/shared/route-access.js'
-import {
-  compileTrustProxy,
-  forwardedProtocol,
-  resolveForwarded,
-  strictProtocol,
-  type TrustProxy,
-} from '../../adapters/shared/trust-proxy.js'
-import {
-  type Allow,
-  ConfigError,
-  createAccessPolicy,
-  createExportMeter,
-  InvalidArgumentError,
-} from '../../src/index.js'
+import { createExportMeter } from '../../src/decisions/export-meter.js'
+import { type Allow, createAccessPolicy, InvalidArgumentError } from '../../src/index.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 
 const capped: Allow = { allowed: true, dataContent: true, limits: { maxBytes: 10, maxRecords: 2 } }
@@ -92,122 +75,6 @@ describe('bodyHasAccessToken', () => {
     ['null', null, false],
   ])('%s → %s', (_name, body, expected) => {
     expect(bodyHasAccessToken(body)).toBe(expected)
-  })
-})
-
-describe('accessTokenParameterDenial', () => {
-  test('is a 400 next to a bearer token, nothing otherwise', () => {
-    expect(accessTokenParameterDenial(['Bearer abc'])).toMatchObject({ status: 400, code: 'invalid_request' })
-    expect(accessTokenParameterDenial([])).toBeUndefined()
-    expect(accessTokenParameterDenial(['Basic abc'])).toBeUndefined()
-  })
-})
-
-describe('compileTrustProxy', () => {
-  test.each<[string, TrustProxy | undefined, string, boolean]>([
-    ['undefined trusts nobody', undefined, '127.0.0.1', false],
-    ['false trusts nobody', false, '127.0.0.1', false],
-    ['true trusts everybody', true, '203.0.113.7', true],
-    ['loopback trusts 127.0.0.1', 'loopback', '127.0.0.1', true],
-    ['loopback trusts ::1', 'loopback', '::1', true],
-    ['loopback does not trust 10.0.0.1', 'loopback', '10.0.0.1', false],
-    ['a comma-separated list', '10.0.0.0/8, 127.0.0.1', '10.2.3.4', true],
-    ['a list', ['192.0.2.1'], '192.0.2.1', true],
-    ['an IPv4-mapped peer', '127.0.0.1', '::ffff:127.0.0.1', true],
-    ['a garbage peer', 'loopback', 'garbage', false],
-  ])('%s', (_name, value, address, expected) => {
-    expect(compileTrustProxy(value)(address, 0)).toBe(expected)
-  })
-
-  test.each<[string, unknown]>([
-    ['an unknown name', 'localhost'],
-    ['a bad CIDR', '10.0.0.0/33'],
-    ['an empty entry', '10.0.0.1,'],
-    ['a number', 1],
-    ['a list with a number', ['10.0.0.1', 2]],
-  ])('rejects %s when compiled, naming trustProxy', (_name, value) => {
-    const compile = () => compileTrustProxy(value as TrustProxy)
-    expect(compile).toThrow(ConfigError)
-    expect(compile).toThrow(/^trustProxy: /)
-  })
-})
-
-describe('resolveForwarded', () => {
-  const trust = compileTrustProxy('127.0.0.1')
-  const resolve = (peerAddress: string | undefined, forwardedFor?: string, forwardedProto?: string) =>
-    resolveForwarded(trust, { peerAddress, directProtocol: 'http', forwardedFor, forwardedProto })
-
-  test.each([
-    ['no headers', '127.0.0.1', undefined, undefined, { clientAddress: '127.0.0.1', protocol: 'http' }],
-    [
-      'a trusted proxy',
-      '127.0.0.1',
-      '203.0.113.7',
-      'https',
-      { clientAddress: '203.0.113.7', protocol: 'https' },
-    ],
-    [
-      'trusted hops',
-      '127.0.0.1',
-      '203.0.113.7, 127.0.0.1',
-      undefined,
-      { clientAddress: '203.0.113.7', protocol: 'http' },
-    ],
-    [
-      'an untrusted hop stops the walk',
-      '127.0.0.1',
-      '10.1.2.3, 198.51.100.9',
-      undefined,
-      { clientAddress: '198.51.100.9', protocol: 'http' },
-    ],
-    [
-      'a garbage entry stops the walk',
-      '127.0.0.1',
-      '10.1.2.3, garbage',
-      undefined,
-      { clientAddress: 'garbage', protocol: 'http' },
-    ],
-    [
-      'an untrusted peer',
-      '198.51.100.9',
-      '10.1.2.3',
-      'https',
-      { clientAddress: '198.51.100.9', protocol: 'http' },
-    ],
-    [
-      'an empty X-Forwarded-Proto',
-      '127.0.0.1',
-      undefined,
-      '',
-      { clientAddress: '127.0.0.1', protocol: 'http' },
-    ],
-    ['no peer address', undefined, '10.1.2.3', 'https', { clientAddress: undefined, protocol: 'http' }],
-  ])('%s', (_name, peer, forwardedFor, forwardedProto, expected) => {
-    expect(resolve(peer, forwardedFor, forwardedProto)).toEqual(expected)
-  })
-})
-
-describe('forwardedProtocol and strictProtocol', () => {
-  test.each([
-    ['https', 'https'],
-    [' HTTPS ', 'https'],
-    ['https,https', 'https'],
-    ['https, http', 'http'],
-    ['http, https', 'http'],
-    ['http', 'http'],
-    ['wss', 'http'],
-  ])('forwardedProtocol(%j) → %s', (header, expected) => {
-    expect(forwardedProtocol(header)).toBe(expected)
-  })
-
-  test.each<[string, string, object, string | undefined, string]>([
-    ['keeps http', 'http', {}, 'https', 'http'],
-    ['keeps https without a header', 'https', {}, undefined, 'https'],
-    ['keeps a TLS socket', 'https', { encrypted: true }, 'http, https', 'https'],
-    ['re-reads a multi-hop header', 'https', {}, 'https, http', 'http'],
-    ['accepts every hop on https', 'https', {}, 'https, https', 'https'],
-  ])('strictProtocol %s', (_name, protocol, socket, header, expected) => {
-    expect(strictProtocol(protocol, socket, header)).toBe(expected)
   })
 })
 
@@ -293,7 +160,7 @@ describe('prepareData and requireAllow', () => {
   )
 })
 
-describe('checkRouteAccess and requestFacts', () => {
+describe('checkRouteAccess', () => {
   test('accepts a known operation with a resolver', () => {
     expect(checkRouteAccess('table.read', () => undefined, 'GET /x')).toBe('table.read')
   })
@@ -304,11 +171,5 @@ describe('checkRouteAccess and requestFacts', () => {
     ['a missing resolver', 'table.read', undefined, /needs a resource resolver/],
   ])('rejects %s', (_name, operation, resolve, message) => {
     expect(() => checkRouteAccess(operation, resolve, 'GET /x')).toThrow(message)
-  })
-
-  test('leaves out an unknown client address', () => {
-    expect(requestFacts(undefined)).toEqual({})
-    expect(Object.hasOwn(requestFacts(undefined), 'clientAddress')).toBe(false)
-    expect(requestFacts('10.0.0.1')).toEqual({ clientAddress: '10.0.0.1' })
   })
 })

@@ -13,6 +13,7 @@ import {
   type PublicLevel,
   SCOPE_TOKENS,
   type ScopeToken,
+  TOKEN_VALUES,
   type TokenName,
   TWO_ROWS_BYTES,
   TWO_ROWS_CSV_BYTES,
@@ -410,6 +411,39 @@ const exportCases: Case[] = [
     headers: via('203.0.113.9', 'http'),
     expect: HTTPS_REQUIRED,
   },
+  {
+    name: 'https: a forwarded client without X-Forwarded-Proto',
+    path: `${vault}/ips/metadata`,
+    token: 'data',
+    headers: { 'x-forwarded-for': '203.0.113.9' },
+    expect: HTTPS_REQUIRED,
+  },
+  {
+    name: 'https: a garbage X-Forwarded-For entry is no loopback client',
+    path: `${vault}/ips/metadata`,
+    token: 'data',
+    headers: { 'x-forwarded-for': 'not-an-address' },
+    expect: HTTPS_REQUIRED,
+  },
+  // Every hop must have said https: a list naming http anywhere is plain HTTP.
+  ...(
+    [
+      ['https, http', HTTPS_REQUIRED],
+      ['http, https', HTTPS_REQUIRED],
+      [
+        'https, https',
+        ok({ tables: [{ name: 't', variables: [{ name: 'id', type: 'integer' }], numRows: 1 }] }),
+      ],
+    ] as const
+  ).map(
+    ([proto, expect]): Case => ({
+      name: `https: X-Forwarded-Proto ${proto}`,
+      path: `${vault}/ips/metadata`,
+      token: 'data',
+      headers: via('203.0.113.9', proto),
+      expect,
+    }),
+  ),
 ]
 
 // ---- bearer tokens (RFC 6750, design §4) --------------------------------------------------------
@@ -447,6 +481,56 @@ const bearerCases: Case[] = [
     expect: INVALID_REQUEST,
   },
   {
+    name: 'bearer: a no-break space instead of a space',
+    path: open,
+    authorization: [`Bearer\u00a0${TOKEN_VALUES.public}`],
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: a comma after a token',
+    path: open,
+    authorization: [`Bearer ${TOKEN_VALUES.revoked},`],
+    expect: INVALID_REQUEST,
+  },
+  // `=` is token68 padding and trailing white space is the header's own: the token is then looked
+  // up (and this one is revoked).
+  {
+    name: 'bearer: = after a token',
+    path: open,
+    authorization: [`Bearer ${TOKEN_VALUES.revoked}=`],
+    expect: INVALID_TOKEN,
+  },
+  {
+    name: 'bearer: white space after a token',
+    path: open,
+    authorization: [`Bearer ${TOKEN_VALUES.revoked} `],
+    expect: INVALID_TOKEN,
+  },
+  {
+    name: 'bearer: a lower-case scheme',
+    path: open,
+    authorization: [`bearer ${TOKEN_VALUES.public}`],
+    expect: OPEN,
+  },
+  {
+    name: 'bearer: several spaces after the scheme',
+    path: open,
+    authorization: [`Bearer   ${TOKEN_VALUES.public}`],
+    expect: OPEN,
+  },
+  {
+    name: 'bearer: a Basic header, then a Bearer header',
+    path: open,
+    authorization: ['Basic dTpw', `Bearer ${TOKEN_VALUES.public}`],
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: a token far longer than the format',
+    path: open,
+    authorization: [`Bearer ${'a'.repeat(4000)}`],
+    expect: INVALID_TOKEN,
+  },
+  {
     name: 'bearer: a malformed token value',
     path: open,
     authorization: [`Bearer dap_${'A'.repeat(38)}`],
@@ -461,6 +545,19 @@ const bearerCases: Case[] = [
     name: 'bearer: access_token in the query and the header',
     path: `${open}?access_token=abc`,
     token: 'public',
+    expect: INVALID_REQUEST,
+  },
+  {
+    name: 'bearer: a percent-encoded access_token name in the query and the header',
+    path: `${open}?access%5Ftoken=abc`,
+    token: 'public',
+    expect: INVALID_REQUEST,
+  },
+  {
+    // Two places is refused before the header's token is looked up.
+    name: 'bearer: access_token in the query and an unknown token in the header',
+    path: `${open}?access_token=abc`,
+    token: 'unknown',
     expect: INVALID_REQUEST,
   },
   {
@@ -794,25 +891,34 @@ const routeCases: Case[] = [
 // ---- path bypasses: never a handler, whatever the token ------------------------------------------
 
 const bypassCases: Case[] = [
-  '/API/v1/datasets/lab/m-data-none',
-  '/api/V1/datasets/lab/m-data-none',
-  '/%61pi/v1/datasets/lab/m-data-none',
-  '/api/v1/datasets/lab/m-data-%6eone',
-  '/api/v1/datasets/lab/m-data-none/',
-  '/api/v1/datasets/lab/m-data-none/metadata/',
-  '/api/v1/datasets/lab/x/../m-data-none',
-  '/api/v1/datasets/lab/./m-data-none',
-  '/api/v1/datasets/lab/m-data-none/metadata/..',
-  '/api//v1/datasets/lab/m-data-none',
-  '/api/v1/datasets/lab/m-data-none%2Fmetadata',
-  '/api/v1/datasets/lab/m-data-none;metadata',
-  '/api/v1/datasets/lab',
-  '/api/v1/nope',
-  '/',
-].flatMap((path): Case[] => [
-  { name: `bypass: ${path} with a token`, path, token: 'edit', expect: NOT_FOUND },
-  { name: `bypass: ${path} without one`, path, expect: NOT_FOUND },
-])
+  // An unmatched path is 404 before any token is looked at: a revoked one is not even 401.
+  {
+    name: 'bypass: /api/v1/nope with a revoked token',
+    path: '/api/v1/nope',
+    token: 'revoked',
+    expect: NOT_FOUND,
+  },
+  ...[
+    '/API/v1/datasets/lab/m-data-none',
+    '/api/V1/datasets/lab/m-data-none',
+    '/%61pi/v1/datasets/lab/m-data-none',
+    '/api/v1/datasets/lab/m-data-%6eone',
+    '/api/v1/datasets/lab/m-data-none/',
+    '/api/v1/datasets/lab/m-data-none/metadata/',
+    '/api/v1/datasets/lab/x/../m-data-none',
+    '/api/v1/datasets/lab/./m-data-none',
+    '/api/v1/datasets/lab/m-data-none/metadata/..',
+    '/api//v1/datasets/lab/m-data-none',
+    '/api/v1/datasets/lab/m-data-none%2Fmetadata',
+    '/api/v1/datasets/lab/m-data-none;metadata',
+    '/api/v1/datasets/lab',
+    '/api/v1/nope',
+    '/',
+  ].flatMap((path): Case[] => [
+    { name: `bypass: ${path} with a token`, path, token: 'edit', expect: NOT_FOUND },
+    { name: `bypass: ${path} without one`, path, expect: NOT_FOUND },
+  ]),
+]
 
 const methodCases: Case[] = [
   { name: 'method: DELETE is no route', method: 'DELETE', path: open, token: 'edit', expect: NOT_FOUND },

@@ -3,7 +3,7 @@
  * every public level × user level (the visibility matrix), export-capped and IP-restricted datasets,
  * workflows and an organization. Token values are generated per run; cases name tokens, not values.
  */
-import { generateTokenValue } from '../../src/index.js'
+import { generateTokenValue } from '../../src/tokens/token-format.js'
 
 export const PUBLIC_LEVELS = ['none', 'overview', 'metadata', 'data'] as const
 export const USER_LEVELS = ['none', 'overview', 'metadata', 'data', 'edit'] as const

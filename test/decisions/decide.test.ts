@@ -1,11 +1,15 @@
 import { describe, expect, test } from 'vitest'
 import { checkResponseSize, decide } from '../../src/decisions/decide.js'
 import type { Allow, Decision } from '../../src/decisions/decision.js'
-import type {
-  DatasetLevel,
-  PublicDatasetLevel,
-  PublicWorkflowLevel,
-  WorkflowLevel,
+import {
+  DATASET_LEVELS,
+  type DatasetLevel,
+  PUBLIC_DATASET_LEVELS,
+  PUBLIC_WORKFLOW_LEVELS,
+  type PublicDatasetLevel,
+  type PublicWorkflowLevel,
+  WORKFLOW_LEVELS,
+  type WorkflowLevel,
 } from '../../src/decisions/levels.js'
 import { OPERATION_NAMES, OPERATIONS } from '../../src/decisions/operations.js'
 import { ANONYMOUS, type Principal } from '../../src/decisions/principal.js'
@@ -391,6 +395,45 @@ describe('the compiled catalogue', () => {
     expect(compiledOperation('dataset.read')).toBeUndefined()
     expect(compiledOperation('toString')).toBeUndefined()
   })
+
+  // decide ranks levels by position in levels.ts: every listed level must rank, in list order, and
+  // nothing else; a level added to a list without a case in decide.ts fails here.
+  test.each([
+    [
+      'dataset',
+      DATASET_LEVELS,
+      PUBLIC_DATASET_LEVELS,
+      'data.edit',
+      ['dataset.overview', 'dataset.metadata', 'table.read', 'dataset.update'],
+    ],
+    [
+      'workflow',
+      WORKFLOW_LEVELS,
+      PUBLIC_WORKFLOW_LEVELS,
+      'workflow.write',
+      ['workflow.read', 'workflow.write'],
+    ],
+  ] as const)(
+    'every %s level ranks in list order, public ones as public',
+    (kind, levels, publicLevels, scope, byNeed) => {
+      const owner = principal(scope)
+      const outcomes = (publicLevel: string, userLevel: string) =>
+        byNeed.map((operation) =>
+          outcome(
+            decide({ principal: owner, operation, resource: { kind, publicLevel, userLevel } as Resource }),
+          ),
+        )
+      levels.forEach((userLevel, rank) => {
+        const expected = byNeed.map((_, index) =>
+          rank === 0 ? '404 not_found' : index + 1 <= rank ? 'allow' : '403 insufficient_access',
+        )
+        expect(outcomes('none', userLevel)).toEqual(expected)
+        if (rank < publicLevels.length) expect(outcomes(userLevel, 'none')).toEqual(expected)
+        else expect(outcomes(userLevel, 'none')).toEqual(byNeed.map(() => '403 invalid_input'))
+      })
+      expect(outcomes('none', 'admin')).toEqual(byNeed.map(() => '403 invalid_input'))
+    },
+  )
 })
 
 describe('checkResponseSize and checkExportSize share one size rule', () => {

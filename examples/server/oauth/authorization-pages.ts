@@ -7,14 +7,14 @@
  * error, any other error a redirect to the verified redirect URI with `error` and `state` — and only
  * a valid request reaches sign-in and then the consent page.
  */
+import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/index.js'
 import {
   buildRedirectUrl,
   decideDeviceAuthorization,
   issueAuthorizationCode,
   OAuthError,
   validateAuthorizationRequest,
-} from '../../../src/index.js'
-import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/tokens/token-record.js'
+} from '../../../src/oauth/index.js'
 import { readForm } from '../form-body.js'
 import { redirect } from '../http-result.js'
 import type { ApiRequest, RouteResult } from '../route-set.js'

@@ -13,7 +13,7 @@ import {
   type LookupClient,
   type OAuthClient,
   type OAuthParams,
-} from '../../../src/index.js'
+} from '../../../src/oauth/index.js'
 import { verifyPassword } from '../password-hash.js'
 import type { SeedOAuthClient } from '../seed.js'
 

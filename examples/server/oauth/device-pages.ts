@@ -9,7 +9,7 @@
  * wrong codes in that window, since new browsers are cheap.
  */
 import { createHash } from 'node:crypto'
-import { verifyUserCode } from '../../../src/index.js'
+import { verifyUserCode } from '../../../src/oauth/index.js'
 import { readForm } from '../form-body.js'
 import type { ApiRequest, RouteResult } from '../route-set.js'
 import { checkSessionCsrf, SIGNIN_CSRF_COOKIE } from '../web/csrf.js'

@@ -5,13 +5,13 @@
  * only parse the body, pick the client's credentials and send the core's status, headers and
  * §5.1 / §5.2 body.
  */
+import { SCOPES } from '../../../src/index.js'
 import {
   handleDeviceAuthorizationRequest,
   handleTokenRequest,
   OAuthError,
   type OAuthParams,
-  SCOPES,
-} from '../../../src/index.js'
+} from '../../../src/oauth/index.js'
 import { json } from '../http-result.js'
 import type { ApiRequest, ResponseHeaders, RouteResult } from '../route-set.js'
 import { isTransportAcceptable } from '../web/https-only.js'

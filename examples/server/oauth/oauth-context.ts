@@ -3,7 +3,8 @@
  * refresh tokens), the API's token store (so an issued token authenticates at once), the pages'
  * context (sessions, sign-in, CSRF), the pending consents and the clock.
  */
-import { MemoryOAuthStateStore, type OAuthStateStore, type TokenStore } from '../../../src/index.js'
+import type { TokenStore } from '../../../src/index.js'
+import { MemoryOAuthStateStore, type OAuthStateStore } from '../../../src/oauth/index.js'
 import type { SeedOAuthClient } from '../seed.js'
 import type { WebContext } from '../web/web-context.js'
 import { ClientRegistry } from './client-registry.js'

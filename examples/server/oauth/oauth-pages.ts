@@ -3,7 +3,8 @@
  * that cannot be sent back, the consent page both flows share, and the device verification pages.
  * Every outside string is escaped; every form carries a CSRF token.
  */
-import type { OAuthError, Scope } from '../../../src/index.js'
+import type { Scope } from '../../../src/index.js'
+import type { OAuthError } from '../../../src/oauth/index.js'
 import type { ResponseHeaders, RouteResult } from '../route-set.js'
 import { csrfField, csrfInput } from '../web/csrf.js'
 import { escapeHtml, renderPage, type SignedInHeader } from '../web/html.js'

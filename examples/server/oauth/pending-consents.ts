@@ -4,7 +4,7 @@
  * edited form can never change what is approved: its client, redirect URI, scopes, state or code
  * challenge. An entry is answered once, by the session it was shown to, within ten minutes.
  */
-import type { AuthorizationRequest, DeviceGrantSummary } from '../../../src/index.js'
+import type { AuthorizationRequest, DeviceGrantSummary } from '../../../src/oauth/index.js'
 import { randomToken } from '../web/sessions.js'
 import type { ClientIdentity } from './client-registry.js'
 

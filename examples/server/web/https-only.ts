@@ -9,13 +9,13 @@
  * The one place this rule lives: pages wrap their routes with {@link httpsOnly}; the OAuth JSON
  * endpoints, which answer in OAuth's own error shape, ask {@link isTransportAcceptable}.
  */
-import { isLoopbackAddress } from '../../../src/authentication/transport.js'
+import { isSecureTransport } from '../../../src/index.js'
 import type { ApiRequest, Route, RouteResult } from '../route-set.js'
 import { renderPage } from './html.js'
 
 /** Whether the request came over HTTPS, or from loopback. */
 export function isTransportAcceptable(request: Pick<ApiRequest, 'protocol' | 'clientAddress'>): boolean {
-  return request.protocol === 'https' || isLoopbackAddress(request.clientAddress)
+  return isSecureTransport(request)
 }
 
 /** The 403 page of a page requested over plain HTTP from another machine. */

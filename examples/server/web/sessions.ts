@@ -5,7 +5,7 @@
  * ever sits here. Sessions end after 30 minutes idle or 8 hours in all, whichever comes first.
  */
 import { randomBytes } from 'node:crypto'
-import { isLoopbackAddress } from '../../../src/authentication/transport.js'
+import { isSecureTransport } from '../../../src/index.js'
 import { type CookieOptions, serializeCookie } from '../cookies.js'
 import type { ApiRequest } from '../route-set.js'
 
@@ -48,7 +48,8 @@ export function randomToken(): string {
  * (a developer's own machine), where a `Secure` cookie would never come back.
  */
 export function isLoopbackHttp(request: Pick<ApiRequest, 'protocol' | 'clientAddress'>): boolean {
-  return request.protocol === 'http' && isLoopbackAddress(request.clientAddress)
+  // Plain HTTP that the transport rule still accepts: only loopback is.
+  return request.protocol === 'http' && isSecureTransport(request)
 }
 
 /**

@@ -18,7 +18,7 @@ import type { WebContext } from './web-context.js'
 /** The one message for a wrong handle or password: it never says which was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect handle or password.'
 
-// Longer than any seed handle can be (seed-schema.ts: 1–64 characters); such a handle is not
+// Longer than any seed handle can be (seed-shapes.ts: 1–64 characters); such a handle is not
 // counted against the limiter, so nobody can fill its memory with made-up names of any length.
 const MAX_HANDLE_LENGTH = 64
 const MAX_PASSWORD_LENGTH = 1024

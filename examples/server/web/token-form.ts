@@ -4,8 +4,7 @@
  * added) and `expiresAt` (optional: empty is no expiry; a date, or a date and time, in the
  * future). Every problem is a message that names its field, for the page to show next to it.
  */
-import { isScope, SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
-import { MAX_TOKEN_NAME_LENGTH } from '../../../src/tokens/token-record.js'
+import { isScope, MAX_TOKEN_NAME_LENGTH, SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
 
 /** The form fields, by their names in the pages' forms. */
 export type TokenField = 'name' | 'scopes' | 'expiresAt'
