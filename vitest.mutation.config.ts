@@ -12,6 +12,7 @@ export default defineConfig({
       'test/restrictions/**/*.test.ts',
       'test/policy.test.ts',
       'test/adapters/shared.test.ts',
+      'test/adapters/admission.test.ts',
     ],
     testTimeout: 20_000,
   },

@@ -211,13 +211,19 @@ describe('a store answer is trusted only when it is the record of the hash looke
     ['null', () => null],
     ['true', () => true],
   ]
-  test.each(garbage)('%s → 503', async (_name, corrupt) => {
+  test.each(garbage)('%s → 503, and the host hears why', async (_name, corrupt) => {
     const answer = corrupt(await base())
+    const errors: [unknown, string][] = []
     const result = await authenticateRequest(
       { authorization: [`Bearer ${good}`] },
-      { ...options(), tokens: { ...storeMethods(store), findByHash: async () => answer as TokenRecord } },
+      {
+        ...options(),
+        tokens: { ...storeMethods(store), findByHash: async () => answer as TokenRecord },
+        onError: (error, stage) => errors.push([error, stage]),
+      },
     )
     expect(result).toMatchObject({ ok: false, decision: { status: 503, code: 'service_unavailable' } })
+    expect(errors).toEqual([[expect.objectContaining({ code: 'ERR_TOKEN_STORE' }), 'store']])
   })
 
   test('"no such token" (undefined) is a 401, not a store failure', async () => {
@@ -363,19 +369,34 @@ describe('lastUsedAt is written at most once per interval', () => {
   })
 })
 
-describe('a touch that throws synchronously', () => {
-  test('never changes the answer', async () => {
-    const tokens = {
-      ...storeMethods(store),
-      touch: () => {
+describe('a failing touch', () => {
+  test.each([
+    [
+      'rejects',
+      async () => {
         throw new Error('read-only replica')
       },
-    }
+    ],
+    [
+      'throws synchronously',
+      () => {
+        throw new Error('read-only replica')
+      },
+    ],
+  ])('that %s never changes the answer, and is told to onError as a store failure', async (_name, touch) => {
+    const errors: [unknown, string][] = []
     const result = await authenticateRequest(
       { authorization: [`Bearer ${good}`] },
-      { ...options(), tokens, touchIntervalMs: 0 },
+      {
+        ...options(),
+        tokens: { ...storeMethods(store), touch },
+        touchIntervalMs: 0,
+        onError: (error, stage) => errors.push([error, stage]),
+      },
     )
     expect(result.ok).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(errors).toEqual([[new Error('read-only replica'), 'store']])
   })
 })
 
