@@ -31,8 +31,9 @@ function isBearerScheme(value: string): boolean {
   return true
 }
 
+// A typed array reads undefined past its end, so no code above ASCII is a tchar.
 function isTchar(code: number): boolean {
-  return code < 128 && TCHAR[code] === 1
+  return TCHAR[code] === 1
 }
 
 /**
@@ -55,7 +56,9 @@ export function parseBearerHeader(value: string): BearerCredentials {
   if (i !== 6 || !isBearerScheme(value)) return NONE
   let start = i
   while (start < length && value.charCodeAt(start) === SP) start++
-  if (start === i || start === length) return MALFORMED
+  // No SP after the scheme: `Bearer/abc` is not a token even though `/abc` is a b64token. Nothing
+  // after the spaces is rejected below, since a b64token has at least one character.
+  if (start === i) return MALFORMED
   const token = value.slice(start)
   if (!B64TOKEN.test(token)) return MALFORMED
   return { kind: 'token', token }

@@ -28,6 +28,12 @@ const UNBIASED_BYTE_LIMIT = 62 * 4
 const DIGIT_VALUES = new Int8Array(128).fill(-1)
 for (let digit = 0; digit < 62; digit++) DIGIT_VALUES[BASE62_ALPHABET.charCodeAt(digit)] = digit
 
+// The base62 value of a character code, -1 for a non-digit: a typed array reads undefined past
+// ASCII, so `İ` (U+0130, whose low byte is `0`) is no digit.
+function digitValue(code: number): number {
+  return DIGIT_VALUES[code] ?? -1
+}
+
 // CRC-32/ISO-HDLC as in zlib: reflected polynomial 0xEDB88320, initial and final XOR 0xFFFFFFFF.
 const CRC_TABLE = new Int32Array(256)
 for (let n = 0; n < 256; n++) {
@@ -125,15 +131,14 @@ export function isWellFormedTokenValue(value: string): boolean {
   let crc = updateCrc(updateCrc(updateCrc(updateCrc(-1, CODE_D), CODE_A), third), CODE_UNDERSCORE)
   for (let i = PREFIX_LENGTH; i < BODY_LENGTH; i++) {
     const code = value.charCodeAt(i)
-    if (code >= 128 || DIGIT_VALUES[code]! < 0) return false
+    if (digitValue(code) < 0) return false
     crc = updateCrc(crc, code)
   }
   // Decode the checksum instead of encoding the CRC: no string is built and no division is needed.
   // Six digits stay below 62^6 < 2^53, so the sum is exact, and each number has a single encoding.
   let checksum = 0
   for (let i = BODY_LENGTH; i < TOKEN_VALUE_LENGTH; i++) {
-    const code = value.charCodeAt(i)
-    const digit = code < 128 ? DIGIT_VALUES[code]! : -1
+    const digit = digitValue(value.charCodeAt(i))
     if (digit < 0) return false
     checksum = checksum * 62 + digit
   }

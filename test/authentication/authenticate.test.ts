@@ -6,7 +6,12 @@ import { ANONYMOUS } from '../../src/decisions/principal.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue as hashOf } from '../../src/tokens/token-hash.js'
-import { createApiToken, revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
+import {
+  createApiToken,
+  createOAuthToken,
+  revokeToken,
+  type TokenRecord,
+} from '../../src/tokens/token-record.js'
 import type { TokenStore } from '../../src/tokens/token-store.js'
 
 const NOW = Date.parse('2026-11-22T12:00:00Z')
@@ -59,6 +64,10 @@ const CASES: [string, () => { authorization: string[]; accessTokenParameter?: bo
     ['an empty value', () => ({ authorization: [''] }), BAD_REQUEST],
     ['Bearer alone', () => ({ authorization: ['Bearer'] }), BAD_REQUEST],
     ['Bearer and a space', () => ({ authorization: ['Bearer '] }), BAD_REQUEST],
+    ['Bearer and two spaces', () => ({ authorization: ['Bearer  '] }), BAD_REQUEST],
+    // `/` and `=` end the scheme (they are not tchars) but belong to a b64token: still no SP.
+    ['Bearer/ with no space', () => ({ authorization: ['Bearer/abc'] }), BAD_REQUEST],
+    ['Bearer= with no space', () => ({ authorization: ['Bearer=='] }), BAD_REQUEST],
     ['a tab separator', () => ({ authorization: [`Bearer\t${good}`] }), BAD_REQUEST],
     ['an NBSP separator', () => ({ authorization: [`Bearer\u00a0${good}`] }), BAD_REQUEST],
     ['two parts after Bearer', () => ({ authorization: [`Bearer ${good} x`] }), BAD_REQUEST],
@@ -179,6 +188,117 @@ describe('fail closed: a store that fails answers 503, never an allow', () => {
   })
 })
 
+describe('a store answer is trusted only when it is the record of the hash looked up', () => {
+  // Each case is the real record of `good` with one thing wrong: the rule must catch each alone.
+  const base = async () => (await store.findByHash(hashOf(good)))!
+  const without = (record: TokenRecord, key: keyof TokenRecord) => {
+    const copy: Record<string, unknown> = { ...record }
+    delete copy[key]
+    return copy
+  }
+  const garbage: [string, (record: TokenRecord) => unknown][] = [
+    ['a record of another kind', (record) => ({ ...record, kind: 'service' })],
+    ['a record without a kind', (record) => without(record, 'kind')],
+    ['a record without an id', (record) => without(record, 'id')],
+    ['a record whose id is a number', (record) => ({ ...record, id: 7 })],
+    ['a record without an owner', (record) => without(record, 'userId')],
+    ['a record whose owner is a number', (record) => ({ ...record, userId: 7 })],
+    ['a record whose scopes are a string', (record) => ({ ...record, scopes: 'public data.data' })],
+    ['a record without scopes', (record) => without(record, 'scopes')],
+    ['a record of another hash', (record) => ({ ...record, hash: hashOf(unknown) })],
+    ['the hash itself (a string)', (record) => record.hash],
+    ['a number', () => 42],
+    ['null', () => null],
+    ['true', () => true],
+  ]
+  test.each(garbage)('%s → 503, and the host hears why', async (_name, corrupt) => {
+    const answer = corrupt(await base())
+    const errors: [unknown, string][] = []
+    const result = await authenticateRequest(
+      { authorization: [`Bearer ${good}`] },
+      {
+        ...options(),
+        tokens: { ...storeMethods(store), findByHash: async () => answer as TokenRecord },
+        onError: (error, stage) => errors.push([error, stage]),
+      },
+    )
+    expect(result).toMatchObject({ ok: false, decision: { status: 503, code: 'service_unavailable' } })
+    expect(errors).toEqual([[expect.objectContaining({ code: 'ERR_TOKEN_STORE' }), 'store']])
+  })
+
+  test('"no such token" (undefined) is a 401, not a store failure', async () => {
+    const result = await authenticateRequest(
+      { authorization: [`Bearer ${good}`] },
+      { ...options(), tokens: { ...storeMethods(store), findByHash: async () => undefined } },
+    )
+    expect(result).toMatchObject({ ok: false, decision: { status: 401, code: 'invalid_token' } })
+  })
+
+  test('an API record gives exactly its owner, scopes, id and kind, and no client', async () => {
+    const record = await base()
+    const result = await authenticateRequest({ authorization: [`Bearer ${good}`] }, options())
+    expect(result).toEqual({
+      ok: true,
+      principal: {
+        kind: 'token',
+        userId: 'alice',
+        scopes: expect.objectContaining({ granted: ['public', 'data.data'] }),
+        tokenId: record.id,
+        tokenKind: 'api',
+      },
+    })
+  })
+
+  test('an OAuth record gives its client too', async () => {
+    const created = createOAuthToken({ userId: 'bob', scopes: 'data.metadata', clientId: 'cli', now: NOW })
+    const tokens = { ...storeMethods(store), findByHash: async () => created.record }
+    const result = await authenticateRequest(
+      { authorization: [`Bearer ${created.value}`] },
+      { ...options(), tokens },
+    )
+    expect(result).toEqual({
+      ok: true,
+      principal: {
+        kind: 'token',
+        userId: 'bob',
+        scopes: expect.objectContaining({ granted: ['public', 'data.metadata'] }),
+        tokenId: created.record.id,
+        tokenKind: 'oauth',
+        clientId: 'cli',
+      },
+    })
+  })
+
+  test('a record the store changes in place is read afresh on every request', async () => {
+    // Only frozen records may share a cached principal: a mutable one can change under it.
+    const mutable: { -readonly [K in keyof TokenRecord]: TokenRecord[K] } = { ...(await base()) }
+    const tokens = { ...storeMethods(store), findByHash: async () => mutable as TokenRecord }
+    const first = await authenticateRequest({ authorization: [`Bearer ${good}`] }, { ...options(), tokens })
+    mutable.scopes = ['public']
+    const second = await authenticateRequest({ authorization: [`Bearer ${good}`] }, { ...options(), tokens })
+    expect(first.ok && first.principal.scopes.granted).toEqual(['public', 'data.data'])
+    expect(second.ok && second.principal.scopes.granted).toEqual(['public'])
+  })
+
+  test('a synchronous store is answered without a deadline, garbage included', async () => {
+    const record = await base()
+    const sync = (answer: unknown) => ({
+      ...storeMethods(store),
+      findByHash: () => answer as TokenRecord,
+    })
+    const ok = await authenticateRequest(
+      { authorization: [`Bearer ${good}`] },
+      { ...options(), tokens: sync(record) },
+    )
+    expect(ok.ok).toBe(true)
+    const bad = await authenticateRequest(
+      { authorization: [`Bearer ${good}`] },
+      { ...options(), tokens: sync({ ...record, kind: 'service' }) },
+    )
+    expect(bad).toMatchObject({ ok: false, decision: { status: 503 } })
+  })
+})
+
 describe('anonymous callers', () => {
   test('are rejected by default and accepted as public-only where the host opts in', async () => {
     expect((await authenticateRequest({ authorization: [] }, options())).ok).toBe(false)
@@ -210,6 +330,73 @@ describe('lastUsedAt', () => {
     await new Promise((resolve) => setTimeout(resolve, 5))
     const record = await store.findByHash(hashOf(good))
     expect(record?.lastUsedAt).toBe(NOW)
+  })
+})
+
+describe('lastUsedAt is written at most once per interval', () => {
+  // The shared store's record may already carry a use from another test.
+  const neverUsed = (found: TokenRecord | undefined): TokenRecord => {
+    const { lastUsedAt: _, ...rest } = found!
+    return rest
+  }
+  // [lastUsedAt relative to now, touchIntervalMs option, written?]
+  const cases: [string, number | undefined, number | undefined, boolean][] = [
+    ['never used', undefined, undefined, true],
+    ['used just under a minute ago (the default interval)', -59_999, undefined, false],
+    ['used exactly a minute ago', -60_000, undefined, true],
+    ['used just now', 0, undefined, false],
+    ['used 999 ms ago, a 1 s interval', -999, 1000, false],
+    ['used 1 s ago, a 1 s interval', -1000, 1000, true],
+    ['used just now, a zero interval', 0, 0, true],
+  ]
+  test.each(cases)('%s → written: %s', async (_name, lastUsed, touchIntervalMs, written) => {
+    const record = neverUsed(await store.findByHash(hashOf(good)))
+    const answer = lastUsed === undefined ? record : { ...record, lastUsedAt: NOW + lastUsed }
+    const touched: [string, number][] = []
+    const tokens = {
+      ...storeMethods(store),
+      findByHash: async () => answer,
+      touch: async (id: string, at: number) => {
+        touched.push([id, at])
+      },
+    }
+    const result = await authenticateRequest(
+      { authorization: [`Bearer ${good}`] },
+      { ...options(), tokens, ...(touchIntervalMs === undefined ? {} : { touchIntervalMs }) },
+    )
+    expect(result.ok).toBe(true)
+    expect(touched).toEqual(written ? [[record.id, NOW]] : [])
+  })
+})
+
+describe('a failing touch', () => {
+  test.each([
+    [
+      'rejects',
+      async () => {
+        throw new Error('read-only replica')
+      },
+    ],
+    [
+      'throws synchronously',
+      () => {
+        throw new Error('read-only replica')
+      },
+    ],
+  ])('that %s never changes the answer, and is told to onError as a store failure', async (_name, touch) => {
+    const errors: [unknown, string][] = []
+    const result = await authenticateRequest(
+      { authorization: [`Bearer ${good}`] },
+      {
+        ...options(),
+        tokens: { ...storeMethods(store), touch },
+        touchIntervalMs: 0,
+        onError: (error, stage) => errors.push([error, stage]),
+      },
+    )
+    expect(result.ok).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(errors).toEqual([[new Error('read-only replica'), 'store']])
   })
 })
 

@@ -126,6 +126,12 @@ describe('parseClientAddress', () => {
     expect(parseClientAddress(text)).toBeUndefined()
   })
 
+  test('scans at most 100 characters: a longer text is hostile, whatever it holds', () => {
+    const zoned = (length: number) => `fe80::1%${'a'.repeat(length - 'fe80::1%'.length)}`
+    expect(show(parseClientAddress(zoned(100)))).toBe('v6 fe80::1')
+    expect(parseClientAddress(zoned(101))).toBeUndefined()
+  })
+
   test.each([undefined, null, 167837955, {}])('rejects the non-string %j', (value) => {
     expect(parseClientAddress(value as unknown as string)).toBeUndefined()
   })

@@ -92,6 +92,9 @@ describe('isWellFormedTokenValue', () => {
     ['a "/" in the checksum', replace(VALID, 39, '/')],
     ['a non-ASCII letter in the checksum', replace(VALID, 41, 'ß')],
     ['a non-ASCII letter', replace(VALID, 20, 'é')],
+    // The CRC reads only a code's low byte: U+0130 `İ` feeds it the same byte as `0`.
+    ['a look-alike whose low byte is a digit', replace(VALID, 4, String.fromCharCode(0x100 + 0x30))],
+    ['a look-alike digit in the checksum', replace(VALID, 41, String.fromCharCode(0x100 + 0x35))],
     ['a NUL character', replace(VALID, 20, '\u0000')],
     ['a full-width digit', replace(VALID, 20, '０')],
     ['a checksum off by one unit', replace(VALID, 41, '4')],
