@@ -23,6 +23,9 @@ const ENTRY_POINTS: Record<string, string> = {
 }
 
 // The host's own code that samples call without showing it: its data access and its handlers.
+// The slices of the Bun and Deno globals the per-runtime wire-ups use, as the runtime test declares them.
+const RUNTIME_GLOBALS = readFileSync(join(import.meta.dirname, 'runtimes', 'runtime-globals.d.ts'), 'utf8')
+
 const PRELUDE = `
 type StoredDataset = {
   readonly owner: string
@@ -54,20 +57,7 @@ declare module '*/app.js' {
     getConnInfo: (c: import('hono').Context) => import('hono/conninfo').ConnInfo,
   ): import('hono').Hono
 }
-// The slices of the Bun and Deno globals those wire-ups use (test/runtimes/runtime-globals.d.ts).
-declare const Bun: {
-  serve(options: {
-    fetch: (request: Request, server: unknown) => Response | Promise<Response>
-    port: number
-    hostname: string
-  }): { readonly port: number }
-}
-declare const Deno: {
-  serve(
-    options: { port: number; hostname: string; onListen?: (address: { port: number }) => void },
-    handler: (request: Request, info: unknown) => Response | Promise<Response>,
-  ): unknown
-}
+${RUNTIME_GLOBALS}
 // What README's first block defines and its framework blocks use (its own module shadows these).
 declare const policy: import('data-access-policy').AccessPolicy
 declare function describe(
