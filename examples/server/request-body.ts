@@ -59,9 +59,13 @@ export type JsonBody =
   | { readonly ok: true; readonly value: Readonly<Record<string, unknown>> | undefined }
   | { readonly ok: false; readonly result: RouteResult }
 
+// One decoder each, not one per request: a decoder holds native memory the heap does not count.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
+const LENIENT_UTF8 = new TextDecoder()
+
 function decodeUtf8(body: Buffer): string | undefined {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(body)
+    return STRICT_UTF8.decode(body)
   } catch {
     return undefined
   }
@@ -115,7 +119,7 @@ export function parseBodyParameters(body: Buffer, contentType: string | undefine
   if (body.byteLength === 0) return undefined
   // Decoded leniently (a bad byte becomes U+FFFD), as `c.req.text()` does on Hono: a byte that is
   // not UTF-8 must not hide an `access_token` from the adapters' check on one framework only.
-  const text = new TextDecoder().decode(body)
+  const text = LENIENT_UTF8.decode(body)
   if (form) return new URLSearchParams(text)
   try {
     return JSON.parse(text)
