@@ -4,9 +4,12 @@
  */
 import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
+import { AbuseGuard, type AbuseLimits } from './abuse-limits.js'
 import { apiRoutes } from './api-routes.js'
 import { DataModel } from './data.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
+import { PublicOrigin } from './public-origin.js'
+import { MemoryRateLimitStore, type RateLimitStore } from './rate-limits.js'
 import type { RouteSet } from './route-set.js'
 import type { Seed } from './seed.js'
 import { loadSeedTokens } from './seed-tokens.js'
@@ -29,6 +32,10 @@ export interface App {
   readonly now: () => number
   /** Mounted in order: the API first, then the pages. */
   readonly routeSets: readonly RouteSet[]
+  /** The limits of the unauthenticated endpoints (abuse-limits.ts). */
+  readonly guard: AbuseGuard
+  /** The origin the server hands out in absolute URLs; set once it listens (public-origin.ts). */
+  readonly origin: PublicOrigin
 }
 
 /** Options of {@link createApp}. */
@@ -43,6 +50,12 @@ export interface CreateAppOptions {
   readonly sessions?: SessionStore
   /** The sign-in form's CSRF key, shared by every instance of a shared store; fresh by default. */
   readonly signInKey?: Uint8Array
+  /** Where the abuse limits count; in memory by default. */
+  readonly rateLimits?: RateLimitStore
+  /** Limits other than the defaults (abuse-limits.ts); tests lower them. */
+  readonly limits?: Partial<AbuseLimits>
+  /** `--public-url`; absent: the listening address, recorded by the binding's caller. */
+  readonly publicUrl?: string | undefined
 }
 
 /**
@@ -72,21 +85,27 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     ...(options.signInKey === undefined ? {} : { signInKey: options.signInKey }),
   })
+  const guard = new AbuseGuard(options.rateLimits ?? new MemoryRateLimitStore(), options.limits, now)
+  const origin = new PublicOrigin(options.publicUrl)
   return {
     policy,
     model,
     tokens,
     web,
     now,
+    guard,
+    origin,
     routeSets: [
       apiRoutes({ model, policy }),
-      signInRoutes(web),
+      signInRoutes(web, guard),
       tokenSettingsRoutes({ web, tokens }),
       oauthRoutes({
         clients: seed.clients,
         tokens,
         web,
         now,
+        guard,
+        origin,
         ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
       }),
     ],

@@ -49,6 +49,7 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
       port: flags.port,
       trustProxy: flags.trustProxy,
       store: flags.store,
+      publicUrl: flags.publicUrl,
     })
   } catch (error) {
     if (error instanceof ConfigError) {

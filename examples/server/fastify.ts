@@ -32,6 +32,9 @@ import { trustFunction } from './trust-proxy.js'
 export async function createFastifyApp(app: App, trustProxy: BindingOptions['trustProxy']) {
   const web = Fastify({
     trustProxy: trustFunction(trustProxy),
+    // Path segments of any length reach the routes, as on Express and Hono (Fastify's default of
+    // 100 characters answers its own 414); Node's header size limit bounds the target anyway.
+    routerOptions: { maxParamLength: 65_536 },
     serverFactory: (handler) =>
       createFrontDoorServer(app, handler as (req: IncomingMessage, res: ServerResponse) => void),
   })
@@ -41,8 +44,22 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   web.addHttpMethod('GET', { hasBody: true, overrideExisting: true })
   const bodies = new WeakMap<FastifyRequest, ReadBody>()
   web.removeAllContentTypeParsers()
+  // Fastify refuses a `Content-Type` it cannot parse (`;;;`, `a/b/c`) before any parser runs, and
+  // the body reader judges content types itself, as on Express and Hono: the header is hidden from
+  // Fastify until its parser runs, which reads it from here, and given back before the handlers.
+  const contentTypes = new WeakMap<IncomingMessage, string>()
+  web.addHook('onRequest', async (request) => {
+    const contentType = request.raw.headers['content-type']
+    if (contentType === undefined) return
+    contentTypes.set(request.raw, contentType)
+    delete request.raw.headers['content-type']
+  })
+  web.addHook('preValidation', async (request) => {
+    const contentType = contentTypes.get(request.raw)
+    if (contentType !== undefined) request.raw.headers['content-type'] = contentType
+  })
   web.addContentTypeParser('*', function parseBody(request, payload, done) {
-    readRequestBody(payload, request.headers['content-type']).then(({ read, parameters }) => {
+    readRequestBody(payload, contentTypes.get(request.raw)).then(({ read, parameters }) => {
       bodies.set(request, read)
       done(null, parameters)
     }, done)

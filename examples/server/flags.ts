@@ -6,6 +6,7 @@
 import { isIP } from 'node:net'
 import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
 import { ConfigError } from '../../src/index.js'
+import { parsePublicUrl } from './public-origin.js'
 import { quote } from './seed-messages.js'
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
 
@@ -28,6 +29,8 @@ export interface ServerFlags {
   readonly host: string
   readonly trustProxy: TrustProxy
   readonly store: StoreOption
+  /** `--public-url`, without a trailing slash; absent: the listening address. */
+  readonly publicUrl: string | undefined
 }
 
 /** What the command line asks for. */
@@ -49,6 +52,9 @@ Options:
   --store STORE           memory (default) | redis://HOST:PORT | redis-cluster://HOST:PORT[,…]:
                           tokens, OAuth state and sign-in sessions on a Redis server or
                           cluster that several instances share (seed tokens added once)
+  --public-url URL        the origin clients see (https://data.example.org): OAuth metadata's
+                          issuer and the device flow's verification_uri derive from it;
+                          default: the listening address, never the Host header
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -61,6 +67,7 @@ const DEFAULTS: ServerFlags = {
   host: '127.0.0.1',
   trustProxy: false,
   store: { kind: 'memory' },
+  publicUrl: undefined,
 }
 
 const HOSTNAME =
@@ -94,6 +101,7 @@ const PARSERS: Readonly<Record<string, Parser>> = {
   },
   '--trust-proxy': (value) => ({ trustProxy: parseTrustProxy(value) }),
   '--store': (value) => ({ store: parseStore(value) }),
+  '--public-url': (value) => ({ publicUrl: parsePublicUrl(value) }),
 }
 
 /**

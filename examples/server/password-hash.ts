@@ -3,9 +3,19 @@
  * random salt per password, stored as `scrypt$N$r$p$salt$hash` so the cost can change later.
  */
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto'
+import { HashQueue } from './hash-queue.js'
 
 const KEY_LENGTH = 32
 const DEFAULT_COST: Required<Pick<ScryptOptions, 'N' | 'r' | 'p'>> = { N: 16_384, r: 8, p: 1 }
+
+/**
+ * Password checks that run at once, for the whole process: two keep both cores of a small machine
+ * busy while leaving libuv's other threads to file and DNS work.
+ */
+export const MAX_CONCURRENT_PASSWORD_CHECKS = 2
+
+// One queue per process: every server in it shares the CPU the checks compete for.
+const CHECKS = new HashQueue(MAX_CONCURRENT_PASSWORD_CHECKS)
 
 function derive(password: string, salt: Buffer, cost: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -51,4 +61,20 @@ export async function verifyPassword(password: string, stored: string): Promise<
   } catch {
     return false
   }
+}
+
+/**
+ * {@link verifyPassword} for a request from `address`, under the process's cap on concurrent
+ * checks (hash-queue.ts): a flood of checks from one address cannot delay another address's
+ * check by more than one running check.
+ *
+ * @example
+ * await verifyPasswordFor(request.clientAddress, 'correct horse', stored) // true
+ */
+export function verifyPasswordFor(
+  address: string | undefined,
+  password: string,
+  stored: string,
+): Promise<boolean> {
+  return CHECKS.run(address, () => verifyPassword(password, stored))
 }

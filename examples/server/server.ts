@@ -2,6 +2,7 @@
  * Starting the reference server in-process: pick the framework binding, build the app from a
  * loaded seed, listen. main.ts wraps this for the command line; tests call it directly.
  */
+import type { AbuseLimits } from './abuse-limits.js'
 import { type App, createApp } from './app.js'
 import { startExpress } from './express.js'
 import { startFastify } from './fastify.js'
@@ -23,6 +24,10 @@ export interface StartServerOptions {
   readonly store?: StoreOption
   /** The clock, epoch ms; `Date.now` by default (tests move it to expire tokens and sessions). */
   readonly now?: () => number
+  /** `--public-url`, parsed (`parsePublicUrl`); absent: the listening address. */
+  readonly publicUrl?: string | undefined
+  /** Abuse limits other than the defaults (abuse-limits.ts). */
+  readonly limits?: Partial<AbuseLimits>
 }
 
 /** A running reference server. */
@@ -58,13 +63,17 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             oauthState: shared.oauthState,
             sessions: shared.sessions,
             signInKey: shared.signInKey,
+            rateLimits: shared.rateLimits,
           }),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+      publicUrl: options.publicUrl,
     })
     const running = await BINDINGS[framework](app, {
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 3000,
       trustProxy: options.trustProxy ?? false,
     })
+    app.origin.listening(running.url)
     // The Redis connections go with the server, or they would keep the process alive.
     const close = async () => {
       await running.close()

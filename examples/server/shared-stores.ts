@@ -6,6 +6,7 @@
 import type { TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import type { StoreOption } from './flags.js'
+import type { RateLimitStore } from './rate-limits.js'
 import type { SessionStore } from './web/sessions.js'
 
 /** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
@@ -17,6 +18,8 @@ export interface SharedStores {
   readonly sessions: SessionStore
   /** The sign-in form's CSRF key, the same on every instance. */
   readonly signInKey: Uint8Array
+  /** The abuse limits' counts, shared by every instance on the store. */
+  readonly rateLimits: RateLimitStore
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -39,23 +42,27 @@ export async function openSharedStores(
 ): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
-  const [{ RedisOAuthStateStore, RedisTokenStore }, { RedisSessionStore }] = await Promise.all([
-    import('../../adapters/redis/index.js'),
-    import('./web/redis-sessions.js'),
-  ])
+  const [{ RedisOAuthStateStore, RedisTokenStore }, { RedisSessionStore }, { RedisRateLimitStore }] =
+    await Promise.all([
+      import('../../adapters/redis/index.js'),
+      import('./web/redis-sessions.js'),
+      import('./redis-rate-limits.js'),
+    ])
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
   const sessions = new RedisSessionStore(option.url, now)
+  const rateLimits = new RedisRateLimitStore(option.url)
   const close = async () => {
-    await Promise.all([tokens.close(), oauthState.close(), sessions.close()])
+    await Promise.all([tokens.close(), oauthState.close(), sessions.close(), rateLimits.close()])
   }
   try {
     await Promise.all([
       tokens.ready(CONNECT_TIMEOUT_MS),
       oauthState.ready(CONNECT_TIMEOUT_MS),
       sessions.ready(CONNECT_TIMEOUT_MS),
+      rateLimits.ready(CONNECT_TIMEOUT_MS),
     ])
-    return { tokens, oauthState, sessions, signInKey: await sessions.signInKey(), close }
+    return { tokens, oauthState, sessions, signInKey: await sessions.signInKey(), rateLimits, close }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })

@@ -41,9 +41,27 @@ export type IssuedTokens = {
   readonly expiresAt: number
 }
 
-// Rotated-out refresh tokens are remembered (for reuse detection) up to this many per family, so a
-// client refreshing in a loop cannot grow its record without bound.
+// Rotated-out refresh tokens are indexed up to this many per family, so a client refreshing in a
+// loop cannot grow its record without bound. Reuse detection does not depend on it: every refresh
+// token names its family (below), so an old one is recognised however many rotations ago it was.
 export const MAX_REMEMBERED_REFRESH_TOKENS = 64
+
+const FAMILY_PREFIX = 'rf_'
+const FAMILY_PART = 16
+const REFRESH_TOKEN = /^[0-9A-Za-z]{48}$/
+
+/**
+ * A new refresh token of a family: the random part of the family id (not a secret on its own: it
+ * only says which family to revoke when the token comes back), then 32 random characters.
+ */
+export function generateRefreshToken(familyId: string): string {
+  return `${familyId.slice(FAMILY_PREFIX.length)}${generateOpaqueSecret()}`
+}
+
+/** The family a refresh token names, or `undefined` for a value of another shape. */
+export function familyIdOfRefreshToken(value: string): string | undefined {
+  return REFRESH_TOKEN.test(value) ? `${FAMILY_PREFIX}${value.slice(0, FAMILY_PART)}` : undefined
+}
 
 /** Creates and saves an OAuth access token (`dao_`), without a refresh token. */
 export async function issueAccessToken(
@@ -92,11 +110,12 @@ export async function issueTokens(
   if (client === undefined || !client.offline) {
     return { body: tokenResponseBody(context, value, scopes), accessToken: token, expiresAt: token.expiresAt }
   }
-  const refreshToken = generateOpaqueSecret()
+  const familyId = generateFamilyId()
+  const refreshToken = generateRefreshToken(familyId)
   const refreshExpiresAt = context.now + context.refreshTokenTtlMs
   const expiresAt = Math.max(refreshExpiresAt, token.expiresAt)
   const family: RefreshFamilyRecord = {
-    id: generateFamilyId(),
+    id: familyId,
     version: 0,
     clientId: client.id,
     userId,

@@ -1,6 +1,8 @@
 import { parseScopes, type Scope } from '../decisions/scopes.js'
 import {
+  familyIdOfRefreshToken,
   type GrantContext,
+  generateRefreshToken,
   issueAccessToken,
   MAX_REMEMBERED_REFRESH_TOKENS,
   revokeAccessTokens,
@@ -11,7 +13,7 @@ import {
 import { OAuthError } from './oauth-error.js'
 import { type OAuthParams, readParam } from './oauth-params.js'
 import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
-import { generateOpaqueSecret, hashSecret } from './random-secret.js'
+import { hashSecret } from './random-secret.js'
 import { parseRequestedScopes } from './requested-scopes.js'
 import { updateRecord } from './update-record.js'
 
@@ -92,7 +94,12 @@ export async function refreshAccessToken(
   }
   const { state, now } = context
   const hash = hashSecret(value)
-  const family = await state.findRefreshFamilyByTokenHash(hash, now)
+  // A token rotated out long ago is no longer indexed, but it still names its family: finding the
+  // family that way makes it a reuse, which revokes the family for as long as the family lives.
+  const familyId = familyIdOfRefreshToken(value)
+  const family =
+    (await state.findRefreshFamilyByTokenHash(hash, now)) ??
+    (familyId === undefined ? undefined : await state.findRefreshFamily(familyId, now))
   if (family === undefined) throw invalidGrant(FAILURES.unknown)
   if (family.clientId !== client.id) throw invalidGrant('the refresh token was issued to another client')
   const scopes = narrowScopes(family, scope)
@@ -103,7 +110,7 @@ export async function refreshAccessToken(
   // The new access token is saved before the rotation is recorded: a concurrent reuse that revokes
   // the family then finds it, and if the rotation loses, it is revoked here.
   const { value: accessToken, token } = await issueAccessToken(context, family.userId, scopes)
-  const refreshToken = generateOpaqueSecret()
+  const refreshToken = generateRefreshToken(family.id)
   const newHash = hashSecret(refreshToken)
   const rotation = { newHash, token, ttlMs: context.refreshTokenTtlMs }
   const result = await updateRecord<RefreshFamilyRecord, Rotation>(

@@ -926,6 +926,55 @@ const methodCases: Case[] = [
   { name: 'method: PUT is no route', method: 'PUT', path: open, token: 'edit', expect: NOT_FOUND },
 ]
 
+// Design §10: one answer on every framework, for input a framework might judge before the routes
+// do (issue 17): content types Fastify cannot parse, and path segments past its 100-character
+// default, which it used to answer with a 500 and its own 414.
+const NOT_A_FORM: Expected = {
+  status: 400,
+  body: {
+    error: 'invalid_request',
+    error_description: 'the request body must be application/x-www-form-urlencoded or application/json',
+  },
+}
+const malformedInputCases: Case[] = [
+  ...['', ';;;', 'a/b/c', 'text/pl\u00e9in', 'application/x-www-form-urlencoded;;=;'].map(
+    (contentType): Case => ({
+      name: `malformed content type: ${JSON.stringify(contentType)} on the token endpoint`,
+      method: 'POST',
+      path: '/oauth/token',
+      headers: { 'content-type': JSON.parse(`"${contentType}"`) as string },
+      body: 'grant_type=refresh_token&refresh_token=x&client_id=nobody',
+      expect: contentType.startsWith('application/x-www-form-urlencoded')
+        ? {
+            status: 401,
+            body: { error: 'invalid_client', error_description: 'unknown client' },
+            wwwAuthenticate: 'Basic realm="oauth"',
+          }
+        : NOT_A_FORM,
+    }),
+  ),
+  {
+    name: 'malformed content type: an API route with a JSON body answers as usual',
+    method: 'PATCH',
+    path: '/api/v1/datasets/lab/m-none-edit',
+    token: 'edit',
+    headers: { 'content-type': 'a/b/c' },
+    body: '{"description":"patched past a malformed content type"}',
+    expect: ok({ owner: 'lab', name: 'm-none-edit', description: 'patched past a malformed content type' }),
+  },
+  {
+    name: 'long path segment: a 101-character dataset name is not found',
+    path: `/api/v1/datasets/lab/${'n'.repeat(101)}`,
+    token: 'edit',
+    expect: NOT_FOUND,
+  },
+  {
+    name: 'long path segment: a 5,000-character dataset name without a token',
+    path: `/api/v1/datasets/lab/${'n'.repeat(5000)}/metadata`,
+    expect: MISSING_TOKEN,
+  },
+]
+
 /** Every case, in the order they run (state changes, such as a member's status, come in order). */
 export const CASES: readonly Case[] = [
   ...matrixCases,
@@ -936,4 +985,5 @@ export const CASES: readonly Case[] = [
   ...routeCases,
   ...bypassCases,
   ...methodCases,
+  ...malformedInputCases,
 ]

@@ -173,7 +173,7 @@ describe('token endpoint: authorization_code grant', () => {
     expect(response.status).toBe(200)
     expect(response.body).toMatchObject({
       scope: 'public data.data',
-      refresh_token: expect.stringMatching(/^[0-9A-Za-z]{32}$/),
+      refresh_token: expect.stringMatching(/^[0-9A-Za-z]{48}$/),
     })
   })
 

@@ -63,7 +63,7 @@ describe('refresh tokens: who gets one (contract §5, design §6)', () => {
   it('a registered offline client always gets one, public or confidential', async () => {
     for (const clientId of ['cli', 'native']) {
       const { first } = await offlineSession(clientId)
-      expect(first.refresh_token).toMatch(/^[0-9A-Za-z]{32}$/)
+      expect(first.refresh_token).toMatch(/^[0-9A-Za-z]{48}$/)
     }
   })
 
@@ -188,23 +188,33 @@ describe('refresh tokens: rotation (RFC 9700 §4.14.2)', () => {
     })
   })
 
-  it('remembers a bounded number of rotated tokens', async () => {
+  it('indexes a bounded number of rotated tokens, and detects the reuse of any of them', async () => {
     const { world, first } = await offlineSession()
     let current = first.refresh_token!
     const rotated: string[] = []
-    for (let i = 1; i <= MAX_REMEMBERED_REFRESH_TOKENS; i++) {
+    for (let i = 1; i <= MAX_REMEMBERED_REFRESH_TOKENS + 6; i++) {
       rotated.push(current)
       current = ((await refresh(world, current, NOW + i)).body as TokenResponseBody).refresh_token!
     }
     const family = await world.state.findRefreshFamilyByTokenHash(hashTokenValue(current), NOW + 100)
     expect(family?.tokenHashes).toHaveLength(MAX_REMEMBERED_REFRESH_TOKENS)
-    // The oldest is forgotten (unknown), the next one is still detected as a reuse.
+    // The first token is no longer indexed, and still names its family: a reuse, however old.
     expect((await refresh(world, rotated[0]!, NOW + 100)).body).toMatchObject({
-      error_description: 'unknown refresh token',
-    })
-    expect((await refresh(world, rotated[1]!, NOW + 100)).body).toMatchObject({
       error_description: expect.stringMatching(/already used/),
     })
+    expect((await refresh(world, current, NOW + 101)).body).toMatchObject({
+      error_description: 'the refresh token was revoked',
+    })
+  })
+
+  it('a made-up token that names no live family is unknown, and revokes nothing', async () => {
+    const { world, first } = await offlineSession()
+    for (const value of [`${'A'.repeat(16)}${'B'.repeat(32)}`, 'x', first.refresh_token!.slice(0, 47)]) {
+      expect((await refresh(world, value, NOW + 1)).body).toMatchObject({
+        error_description: 'unknown refresh token',
+      })
+    }
+    expect((await refresh(world, first.refresh_token!, NOW + 2)).status).toBe(200)
   })
 
   it('drops expired access tokens from the family record as it rotates', async () => {

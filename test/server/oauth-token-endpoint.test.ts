@@ -414,6 +414,7 @@ describe('HTTPS', () => {
       port: 0,
       trustProxy: ['loopback'],
       now: clock.read,
+      publicUrl: 'https://data.example.org',
     })
   })
 
@@ -436,8 +437,8 @@ describe('HTTPS', () => {
       'x-forwarded-proto': 'https',
     })
     expect(secure.status).toBe(200)
-    // The origin the client reached, as the proxy says: https.
-    expect(secure.body.verification_uri).toBe(`${server.url.replace('http:', 'https:')}/device`)
+    // The origin the server was told it has (`--public-url`), never what a request claims.
+    expect(secure.body.verification_uri).toBe('https://data.example.org/device')
     const page = await fetch(`${server.url}/device`, { headers: { ...remote, 'x-forwarded-proto': 'http' } })
     expect(page.status).toBe(403)
   })

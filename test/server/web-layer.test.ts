@@ -2,12 +2,13 @@
  * The pieces of the pages' web layer on their own: cookies, form bodies, result headers, the
  * `next` guard, the attempt limiter, sessions, CSRF tokens, HTML escaping and expiry parsing.
  */
+
 import { describe, expect, test } from 'vitest'
 import { parseCookies, serializeCookie } from '../../examples/server/cookies.js'
 import { parseFormBody } from '../../examples/server/form-body.js'
+import { MemoryRateLimitStore } from '../../examples/server/rate-limits.js'
 import { headersOf } from '../../examples/server/result-headers.js'
 import type { ApiRequest } from '../../examples/server/route-set.js'
-import { AttemptLimiter } from '../../examples/server/web/attempt-limiter.js'
 import {
   checkSessionCsrf,
   SIGNIN_CSRF_COOKIE,
@@ -150,29 +151,27 @@ describe('next', () => {
   })
 })
 
-describe('attempt limiter', () => {
-  test('max attempts per window, then the seconds to wait; keys are independent; reset clears', () => {
-    let clock = 0
-    const limiter = new AttemptLimiter({ max: 2, windowMs: 60_000, now: () => clock })
-    expect(limiter.attempt('a')).toBeUndefined()
-    clock = 10_000
-    expect(limiter.attempt('a')).toBeUndefined()
-    expect(limiter.attempt('a')).toBe(50)
-    expect(limiter.attempt('b')).toBeUndefined()
-    clock = 60_000
-    expect(limiter.attempt('a')).toBeUndefined()
-    limiter.reset('a')
-    expect(limiter.attempt('a')).toBeUndefined()
-    expect(limiter.attempt('a')).toBeUndefined()
+describe('memory rate-limit store', () => {
+  test('counts hits per key in fixed windows, with the time left; keys are independent; reset clears', async () => {
+    const store = new MemoryRateLimitStore()
+    expect(await store.hit('a', 60_000, 0)).toEqual({ count: 1, resetInMs: 60_000 })
+    expect(await store.hit('a', 60_000, 10_000)).toEqual({ count: 2, resetInMs: 50_000 })
+    expect(await store.hit('b', 60_000, 10_000)).toEqual({ count: 1, resetInMs: 60_000 })
+    expect(await store.hit('a', 60_000, 60_000)).toEqual({ count: 1, resetInMs: 60_000 })
+    await store.reset('a')
+    expect(await store.hit('a', 60_000, 60_001)).toEqual({ count: 1, resetInMs: 60_000 })
+    // A clock that is not a number fails closed: over any limit.
+    expect((await store.hit('c', 60_000, Number.NaN)).count).toBe(Number.MAX_SAFE_INTEGER)
   })
 
-  test('remembers at most maxKeys keys, forgetting the least recently tried', () => {
-    const limiter = new AttemptLimiter({ max: 1, windowMs: 60_000, now: () => 0, maxKeys: 2 })
-    limiter.attempt('a')
-    limiter.attempt('b')
-    limiter.attempt('c')
-    expect(limiter.attempt('a')).toBeUndefined()
-    expect(limiter.attempt('c')).toBeDefined()
+  test('remembers at most maxKeys keys, forgetting the oldest windows first', async () => {
+    const store = new MemoryRateLimitStore(2)
+    await store.hit('a', 60_000, 0)
+    await store.hit('b', 60_000, 1)
+    await store.hit('c', 60_000, 2)
+    expect(store.size).toBe(2)
+    expect((await store.hit('c', 60_000, 3)).count).toBe(2)
+    expect((await store.hit('a', 60_000, 4)).count).toBe(1)
   })
 })
 

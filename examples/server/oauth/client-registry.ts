@@ -14,7 +14,7 @@ import {
   type OAuthClient,
   type OAuthParams,
 } from '../../../src/oauth/index.js'
-import { verifyPassword } from '../password-hash.js'
+import { verifyPasswordFor } from '../password-hash.js'
 import type { SeedOAuthClient } from '../seed.js'
 
 // Never a SHA-256 in hex (64 lower-case hex digits), so the core's comparison always fails on it.
@@ -85,19 +85,21 @@ export class ClientRegistry {
 
   /**
    * The lookup for one token or device authorization request: the secret it presents (`Basic`
-   * header or `client_secret`) is checked against the client's scrypt hash, once.
+   * header or `client_secret`) is checked against the client's scrypt hash, once, in the turn of
+   * the requesting `address` (password-hash.ts).
    *
    * @example
-   * const clients = await registry.lookupFor(params, request.headers.authorization)
+   * const clients = registry.lookupFor(params, request.authorization[0], request.clientAddress)
    * await handleTokenRequest(params, { clients, state, tokens, now })
    */
-  lookupFor(params: OAuthParams, authorization: string | undefined): LookupClient {
+  lookupFor(params: OAuthParams, authorization: string | undefined, address?: string): LookupClient {
     const presented = basicSecret(authorization) ?? bodySecret(params)
     return async (id) => {
       const client = this.#clients.get(id)
       if (client === undefined) return undefined
       if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
-      const verified = presented !== undefined && (await verifyPassword(presented, client.secretHash))
+      const verified =
+        presented !== undefined && (await verifyPasswordFor(address, presented, client.secretHash))
       return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)
     }
   }

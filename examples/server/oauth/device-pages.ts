@@ -5,11 +5,13 @@
  * on a done page.
  *
  * Wrong codes are counted by the core per browser (the anonymous sign-in cookie) or, once signed
- * in, per user, and lock after 5 within 15 minutes; a client address is also stopped after 50
- * wrong codes in that window, since new browsers are cheap.
+ * in, per user, and lock after 5 within 15 minutes. Since new browsers are cheap, every entry, right
+ * or wrong, is also counted per client address (abuse-limits.ts: 50 in 15 minutes) — atomically and
+ * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
 import { createHash } from 'node:crypto'
 import { verifyUserCode } from '../../../src/oauth/index.js'
+import { waitInWords } from '../abuse-limits.js'
 import { readForm } from '../form-body.js'
 import type { ApiRequest, RouteResult } from '../route-set.js'
 import { checkSessionCsrf, SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
@@ -19,10 +21,6 @@ import { showConsent } from './authorization-pages.js'
 import type { OAuthContext } from './oauth-context.js'
 import { DEVICE_PATH, describeClient, devicePage } from './oauth-pages.js'
 
-/** Wrong user codes one client address may enter within the core's 15-minute window. */
-export const MAX_USER_CODE_FAILURES_PER_ADDRESS = 50
-
-const ADDRESS_WINDOW_MS = 15 * 60_000
 const MAX_USER_CODE_INPUT = 64
 
 function single(form: URLSearchParams, name: string): string | undefined {
@@ -38,16 +36,17 @@ function attemptKey(session: Session | undefined, request: ApiRequest): string {
   return `browser:${createHash('sha256').update(cookie).digest('hex')}`
 }
 
-function addressKey(request: ApiRequest): string {
-  return `address:${request.clientAddress ?? 'unknown'}`
-}
-
 /** The verification page, with a form token for whoever is (or is not) signed in. */
 function entryPage(
   context: OAuthContext,
   request: ApiRequest,
   session: Session | undefined,
-  options: { readonly userCode?: string | undefined; readonly error?: string; readonly status?: number } = {},
+  options: {
+    readonly userCode?: string | undefined
+    readonly error?: string
+    readonly status?: number
+    readonly retryAfter?: number
+  } = {},
 ): RouteResult {
   const common = {
     session,
@@ -55,12 +54,13 @@ function entryPage(
     ...(options.error === undefined ? {} : { error: options.error }),
     ...(options.status === undefined ? {} : { status: options.status }),
   }
-  if (session !== undefined) return devicePage({ ...common, csrfToken: session.csrfToken })
+  const retry = options.retryAfter === undefined ? {} : { 'retry-after': String(options.retryAfter) }
+  if (session !== undefined) return devicePage({ ...common, csrfToken: session.csrfToken, headers: retry })
   const csrf = context.web.signInCsrf.issue(request)
   return devicePage({
     ...common,
     csrfToken: csrf.token,
-    ...(csrf.setCookie === undefined ? {} : { headers: { 'set-cookie': csrf.setCookie } }),
+    headers: { ...retry, ...(csrf.setCookie === undefined ? {} : { 'set-cookie': csrf.setCookie }) },
   })
 }
 
@@ -113,13 +113,15 @@ export async function enterUserCode(context: OAuthContext, request: ApiRequest):
       status: 403,
     })
   }
-  const now = context.now()
-  if ((await state.countUserCodeFailures(addressKey(request), now)) >= MAX_USER_CODE_FAILURES_PER_ADDRESS) {
+  const limit = await context.guard.hit('userCodeEntry', request.clientAddress)
+  if (!limit.ok) {
     return entryPage(context, request, session, {
-      error: 'Too many wrong codes were entered from this network. Try again in 15 minutes.',
+      error: `Too many codes were entered from this network. Try again in ${waitInWords(limit.retryAfter)}.`,
       status: 429,
+      retryAfter: limit.retryAfter,
     })
   }
+  const now = context.now()
   const result = await verifyUserCode({
     userCode,
     attemptKey: attemptKey(session, request),
@@ -127,9 +129,6 @@ export async function enterUserCode(context: OAuthContext, request: ApiRequest):
     store: state,
   })
   if (!result.ok) {
-    if (result.reason === 'invalid_code' || result.reason === 'locked') {
-      await state.recordUserCodeFailure(addressKey(request), now, ADDRESS_WINDOW_MS)
-    }
     const messages = {
       invalid_code: `That code is not valid. Check the code on your device and try again (${result.attemptsLeft} ${result.attemptsLeft === 1 ? 'try' : 'tries'} left).`,
       locked: 'Too many wrong codes. Try again in 15 minutes.',

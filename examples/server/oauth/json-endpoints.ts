@@ -12,12 +12,12 @@ import {
   OAuthError,
   type OAuthParams,
 } from '../../../src/oauth/index.js'
+import type { LimitName } from '../abuse-limits.js'
 import { json } from '../http-result.js'
 import type { ApiRequest, ResponseHeaders, RouteResult } from '../route-set.js'
 import { isTransportAcceptable } from '../web/https-only.js'
 import { parseOAuthBody } from './oauth-body.js'
 import type { OAuthContext } from './oauth-context.js'
-import { requestOrigin } from './request-origin.js'
 
 /** Realm of the `WWW-Authenticate: Basic` challenge sent with `invalid_client`. */
 export const OAUTH_REALM = 'oauth'
@@ -35,6 +35,32 @@ function oauthError(error: OAuthError): RouteResult {
 
 function logServerError(what: string, error: OAuthError | undefined): void {
   if (error?.error === 'server_error') console.error(`${what} failed:`, error.cause ?? error)
+}
+
+// A client over one of the per-address limits: RFC 6585's 429 in the §5.2 shape. `slow_down` is
+// RFC 8628's code for a client that asks too often, the only such code OAuth defines.
+async function overLimit(
+  context: OAuthContext,
+  request: ApiRequest,
+  ...names: readonly LimitName[]
+): Promise<RouteResult | undefined> {
+  for (const name of names) {
+    const check =
+      name === 'deviceGrants'
+        ? await context.guard.hit(name, 'everyone')
+        : await context.guard.hit(name, request.clientAddress)
+    if (!check.ok) {
+      const error = new OAuthError(
+        'slow_down',
+        name === 'deviceGrants'
+          ? 'too many device authorizations are pending on this server; try again later'
+          : 'too many requests from this address; try again later',
+        { status: 429 },
+      )
+      return json(error.toJSON(), error.status, { ...NO_STORE, 'retry-after': String(check.retryAfter) })
+    }
+  }
+  return undefined
 }
 
 type Checked =
@@ -73,11 +99,13 @@ async function readRequest(request: ApiRequest): Promise<Checked> {
  * { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request) }
  */
 export async function token(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  const limited = await overLimit(context, request, 'token')
+  if (limited !== undefined) return limited
   const checked = await readRequest(request)
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
   const response = await handleTokenRequest(params, {
-    clients: context.clients.lookupFor(params, authorization),
+    clients: context.clients.lookupFor(params, authorization, request.clientAddress),
     state: context.state,
     tokens: context.tokens,
     now: context.now(),
@@ -96,19 +124,18 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
  * { method: 'POST', path: '/oauth/device_authorization', handle: (request) => deviceAuthorization(context, request) }
  */
 export async function deviceAuthorization(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  // The address's own limit first, so that one client cannot use up everyone's allowance.
+  const limited = await overLimit(context, request, 'deviceAuthorization', 'deviceGrants')
+  if (limited !== undefined) return limited
   const checked = await readRequest(request)
   if (!checked.ok) return checked.result
-  const origin = requestOrigin(request)
-  if (origin === undefined) {
-    return oauthError(new OAuthError('invalid_request', 'the Host header is missing or not a host name'))
-  }
   const { params, authorization } = checked
   const response = await handleDeviceAuthorizationRequest(params, {
-    clients: context.clients.lookupFor(params, authorization),
+    clients: context.clients.lookupFor(params, authorization, request.clientAddress),
     state: context.state,
     now: context.now(),
     authorization,
-    verificationUri: `${origin}/device`,
+    verificationUri: `${context.origin.url}/device`,
     realm: OAUTH_REALM,
   })
   logServerError('POST /oauth/device_authorization', response.error)
@@ -117,13 +144,13 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
 
 /**
  * `GET /.well-known/oauth-authorization-server`: where the endpoints are and what they support
- * (RFC 8414), so that a client library can discover them from the server's origin.
+ * (RFC 8414), at the server's public origin (`--public-url`, else its listening address).
+ *
+ * @example
+ * { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: () => metadata(context) }
  */
-export async function metadata(request: ApiRequest): Promise<RouteResult> {
-  const origin = requestOrigin(request)
-  if (origin === undefined) {
-    return oauthError(new OAuthError('invalid_request', 'the Host header is missing or not a host name'))
-  }
+export async function metadata(context: OAuthContext): Promise<RouteResult> {
+  const origin = context.origin.url
   return json({
     issuer: origin,
     authorization_endpoint: `${origin}/oauth/authorize`,

@@ -5,6 +5,8 @@
  */
 import type { TokenStore } from '../../../src/index.js'
 import { MemoryOAuthStateStore, type OAuthStateStore } from '../../../src/oauth/index.js'
+import type { AbuseGuard } from '../abuse-limits.js'
+import type { PublicOrigin } from '../public-origin.js'
 import type { SeedOAuthClient } from '../seed.js'
 import type { WebContext } from '../web/web-context.js'
 import { ClientRegistry } from './client-registry.js'
@@ -23,6 +25,10 @@ export interface OAuthContextOptions {
   readonly state?: OAuthStateStore
   /** Lifetime of issued access tokens; one hour by default (design §6). */
   readonly accessTokenTtlMs?: number
+  /** The per-address limits of the unauthenticated endpoints (abuse-limits.ts). */
+  readonly guard: AbuseGuard
+  /** The server's public origin, for the metadata and `verification_uri`. */
+  readonly origin: PublicOrigin
 }
 
 /** The shared state of the OAuth routes. */
@@ -34,13 +40,15 @@ export interface OAuthContext {
   readonly now: () => number
   readonly consents: PendingConsents
   readonly accessTokenTtlMs: number | undefined
+  readonly guard: AbuseGuard
+  readonly origin: PublicOrigin
 }
 
 /**
  * Builds the OAuth routes' context.
  *
  * @example
- * const context = createOAuthContext({ clients: seed.clients, tokens, web })
+ * const context = createOAuthContext({ clients: seed.clients, tokens, web, guard, origin })
  */
 export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
   const now = options.now ?? options.web.now
@@ -52,5 +60,7 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
     now,
     consents: new PendingConsents(now),
     accessTokenTtlMs: options.accessTokenTtlMs,
+    guard: options.guard,
+    origin: options.origin,
   }
 }

@@ -51,7 +51,7 @@ export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
       handle: (request) => deviceAuthorization(context, request),
     },
     { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request) },
-    { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: metadata },
+    { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: () => metadata(context) },
   ]
   return { name: 'oauth', routes, context }
 }

@@ -1,11 +1,13 @@
 /**
  * Sign-in and sign-out pages (design §9): `GET /signin`, `POST /signin` (fields `handle`,
  * `password`, `next`, `csrf_token`), `POST /signout` (field `csrf_token`). Credentials are the
- * seed's users, checked with scrypt; attempts are limited per handle; a successful sign-in always
+ * seed's users, checked with scrypt; attempts are limited per address and per (handle, address),
+ * so that nobody can lock a user out from elsewhere (abuse-limits.ts); a successful sign-in always
  * starts a new session (a fixed id planted before sign-in is never promoted). Over plain HTTP from
  * another machine every route is the 403 page of https-only.ts.
  */
 
+import { type AbuseGuard, waitInWords } from '../abuse-limits.js'
 import { readForm } from '../form-body.js'
 import { redirect } from '../http-result.js'
 import type { ApiRequest, Route, RouteResult, RouteSet } from '../route-set.js'
@@ -32,9 +34,9 @@ function single(form: URLSearchParams, name: string): string | undefined {
  * Builds the sign-in route set.
  *
  * @example
- * const routes = signInRoutes(web)
+ * const routes = signInRoutes(web, guard)
  */
-export function signInRoutes(web: WebContext): RouteSet {
+export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
   const showForm = async (request: ApiRequest): Promise<RouteResult> =>
     signInPage({ csrf: web.signInCsrf.issue(request), next: safeNext(request.query.get('next')) })
 
@@ -60,17 +62,24 @@ export function signInRoutes(web: WebContext): RouteSet {
     if (handle.length > MAX_HANDLE_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
       return again(401, WRONG_CREDENTIALS)
     }
-    const wait = web.signInLimiter.attempt(handle)
-    if (wait !== undefined) {
-      const minutes = Math.ceil(wait / 60)
-      return again(
-        429,
-        `Too many sign-in attempts for this handle. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
-        { 'retry-after': String(wait) },
-      )
+    // Counted before the password is checked, so parallel guesses cannot slip past either limit.
+    // The handle's count is its own address's only: a lock never refuses the right password from
+    // another address, and an attacker's failures never lock the real user out.
+    const address = request.clientAddress
+    for (const limit of [
+      await guard.hit('signIn', address),
+      await guard.hit('signInHandle', address, handle),
+    ]) {
+      if (!limit.ok) {
+        return again(
+          429,
+          `Too many sign-in attempts from this network. Try again in ${waitInWords(limit.retryAfter)}.`,
+          { 'retry-after': String(limit.retryAfter) },
+        )
+      }
     }
-    if (!(await web.users.verify(handle, password))) return again(401, WRONG_CREDENTIALS)
-    web.signInLimiter.reset(handle)
+    if (!(await web.users.verify(handle, password, address))) return again(401, WRONG_CREDENTIALS)
+    await guard.reset('signInHandle', address, handle)
     // Whatever session the browser had ends here; the new one gets a new id and CSRF token.
     const previous = request.cookies[SESSION_COOKIE]
     if (previous !== undefined) await web.sessions.destroy(previous)

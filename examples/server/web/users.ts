@@ -3,7 +3,7 @@
  * (password-hash.ts). An unknown handle is checked against a dummy hash, so that a wrong handle
  * and a wrong password take the same time and give the same answer.
  */
-import { hashPassword, verifyPassword } from '../password-hash.js'
+import { hashPassword, verifyPasswordFor } from '../password-hash.js'
 import type { SeedUser } from '../seed.js'
 
 /**
@@ -33,10 +33,13 @@ export class UserDirectory {
     return this.#hashes.has(handle)
   }
 
-  /** Whether the password is the user's; false for an unknown handle, after the same work. */
-  async verify(handle: string, password: string): Promise<boolean> {
+  /**
+   * Whether the password is the user's; false for an unknown handle, after the same work. The
+   * check waits its turn among those of other addresses (password-hash.ts).
+   */
+  async verify(handle: string, password: string, address?: string): Promise<boolean> {
     const stored = this.#hashes.get(handle)
-    const matches = await verifyPassword(password, stored ?? this.#dummyHash)
+    const matches = await verifyPasswordFor(address, password, stored ?? this.#dummyHash)
     return stored !== undefined && matches
   }
 }

@@ -1,26 +1,19 @@
 /**
  * What every page route set shares: the session store, the users who can sign in, the sign-in
- * form's CSRF tokens and attempt limiter, and the three checks a page makes — who is signed in,
- * send them to sign in, is this form genuine. One context per app (app.ts); its sessions live in
- * the server's store (memory, or the Redis that several instances share). README.md in this folder documents it.
+ * form's CSRF tokens, and the three checks a page makes — who is signed in, send them to sign in,
+ * is this form genuine. One context per app (app.ts); its sessions live in the server's store
+ * (memory, or the Redis that several instances share). README.md in this folder documents it.
  */
 
 import { redirect } from '../http-result.js'
 import type { ApiRequest, RouteResult } from '../route-set.js'
 import type { SeedUser } from '../seed.js'
-import { AttemptLimiter } from './attempt-limiter.js'
 import { checkSessionCsrf, SignInCsrfTokens } from './csrf.js'
 import { messagePage } from './html.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'
 import { MemorySessionStore, SESSION_COOKIE, type Session, type SessionStore } from './sessions.js'
 import { signInPage } from './signin-page.js'
 import { UserDirectory } from './users.js'
-
-/** Sign-in attempts allowed per handle within {@link SIGNIN_WINDOW_MS}. */
-export const SIGNIN_MAX_ATTEMPTS = 5
-
-/** The window of the sign-in attempt limit. */
-export const SIGNIN_WINDOW_MS = 15 * 60_000
 
 /** A check that either lets the page go on with the session, or gives the answer to send instead. */
 export type SessionCheck =
@@ -37,7 +30,6 @@ export interface WebContext {
   readonly sessions: SessionStore
   readonly users: UserDirectory
   readonly signInCsrf: SignInCsrfTokens
-  readonly signInLimiter: AttemptLimiter
   /**
    * The live session whose id the `dap_session` cookie carries, its idle clock restarted; undefined
    * when signed out or expired.
@@ -101,7 +93,6 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
   const sessions = options.sessions ?? new MemorySessionStore(now)
   const users = await UserDirectory.create(options.users)
   const signInCsrf = new SignInCsrfTokens(now, options.signInKey)
-  const signInLimiter = new AttemptLimiter({ max: SIGNIN_MAX_ATTEMPTS, windowMs: SIGNIN_WINDOW_MS, now })
 
   const currentSession = (request: ApiRequest): Promise<Session | undefined> =>
     sessions.find(request.cookies[SESSION_COOKIE])
@@ -111,7 +102,6 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
     sessions,
     users,
     signInCsrf,
-    signInLimiter,
     currentSession,
     async requireSignIn(request, next, prompt = 'redirect') {
       const session = await currentSession(request)
