@@ -46,6 +46,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.#prefix = keyPrefix
     // The library's fail-fast connection (no offline queue, no retry while Redis is away).
     this.#client = openRedisConnection(url, COMMAND_TIMEOUT_MS, 'dap-rate-limits')
+    // Failures surface as rejected commands; the connection's own errors need no listener's noise.
+    this.#client.on('error', () => {})
     this.#client.defineCommand('dapRateLimitHit', { numberOfKeys: 1, lua: HIT })
   }
 
