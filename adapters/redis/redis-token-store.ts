@@ -257,9 +257,14 @@ export class RedisTokenStore implements TokenStore {
         [recordKey],
         [JSON.stringify(valid), this.#channel, this.#message(valid.hash)],
       )
-      // Refused: give back only what this call added (the existing record keeps its indexes).
+      // Refused: give back only what this call added (the existing record keeps its indexes). Two
+      // saves of one token racing (two instances loading one seed) both add the owner entry, and
+      // whichever added it first may be the one refused: the entry stays while the existing record
+      // is this owner's, or the listing would lose a token that authenticates.
       if (answer === 'hash') {
-        if (listed === 1) await this.#client.srem(this.#ownerKey(valid.userId), valid.hash)
+        if (listed === 1 && !(await this.#recordOwnedBy(recordKey, valid.userId))) {
+          await this.#client.srem(this.#ownerKey(valid.userId), valid.hash)
+        }
         if (claimed === 1) await this.#releaseId([this.#idKey(valid.id)], [valid.hash])
       }
     } catch (error) {
@@ -269,6 +274,17 @@ export class RedisTokenStore implements TokenStore {
     if (answer !== 'ok') throw new TokenStoreError('Redis answered a save with something unexpected')
     this.#invalidate(valid.hash)
     await this.#replicate(recordKey, 'save a token')
+  }
+
+  // Whether the record stored under `recordKey` belongs to `userId`; an unreadable one does not.
+  async #recordOwnedBy(recordKey: string, userId: string): Promise<boolean> {
+    const text = await this.#client.get(recordKey)
+    if (text === null) return false
+    try {
+      return decodeRecord(tokenRecordSchema, text, 'token record').userId === userId
+    } catch {
+      return false
+    }
   }
 
   /** Validates and replaces the record with the same id; immutable fields and a revocation stay. */
