@@ -288,3 +288,19 @@ describe('RedisTokenStore: fail closed, recover without a restart', () => {
     PATIENT_TEST,
   )
 })
+
+describe('two saves of one token racing (two instances loading one seed)', () => {
+  test('the refused one keeps the owner listing entry that the stored record needs', async () => {
+    const store = await open()
+    const first = createApiToken({ userId: 'racer', name: 'seed', scopes: 'data.data', now: NOW })
+    await store.save(first.record)
+    const sets: string[] = []
+    for (const key of await admin.keys('*racer*')) if ((await admin.type(key)) === 'set') sets.push(key)
+    expect(sets).toHaveLength(1)
+    // The racing save added the owner entry first; the other save's record won.
+    await admin.srem(sets[0]!, first.record.hash)
+    const racing: TokenRecord = { ...first.record, id: `${first.record.id}-other` }
+    await expect(store.save(racing)).rejects.toThrow(TokenStoreError)
+    expect((await store.listByOwner('racer')).map((record) => record.id)).toEqual([first.record.id])
+  })
+})
