@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +7,7 @@ import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import { revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
 import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/redis-cluster.js'
+import { children, type Instance, startInstance, stopInstance } from './server-instances.js'
 import { csrfOf, WebClient } from './web-client.js'
 
 // Two reference servers of different frameworks (child processes) on one Redis Cluster of three
@@ -15,8 +15,6 @@ import { csrfOf, WebClient } from './web-client.js'
 // revocations shared, and a master killed by PID — 503 during the gap, never a 200 for a token
 // revoked before it, and correct answers again once its replica is promoted, without a restart.
 
-const ROOT = join(import.meta.dirname, '..', '..')
-const MAIN = join(ROOT, 'examples', 'server', 'main.ts')
 const SECOND = 1000
 const PASSWORD = 'alice-password-for-cluster-tests'
 
@@ -30,49 +28,12 @@ const SEED = {
 }
 const DATASET = '/api/v1/datasets/alice/notes'
 
-interface Instance {
-  readonly url: string
-  readonly port: number
-  readonly child: ChildProcess
-}
-
-const children = new Set<ChildProcess>()
 let cluster: RedisClusterServers
 let observer: RedisTokenStore
 let a: Instance
 let b: Instance
 // Which tokens the tests below have used up (revoked), so that each picks fresh ones.
 const used = new Set<string>()
-
-function startInstance(args: readonly string[]): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.add(child)
-  return new Promise((resolve, reject) => {
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk
-      const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)
-      if (match !== null) resolve({ url: match[1]!, port: Number(match[2]), child })
-    })
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk))
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)))
-  })
-}
-
-function stopInstance(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), 3000)
-    child.once('exit', () => {
-      clearTimeout(killer)
-      resolve()
-    })
-    child.kill('SIGTERM')
-  })
-}
 
 beforeAll(async () => {
   cluster = await startRedisCluster()

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +9,7 @@ import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import { rescopeToken, revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 import { pkcePair } from '../oauth/fixtures.js'
+import { children, type Instance, MAIN, ROOT, startInstance, stopInstance } from './server-instances.js'
 import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 
 // Two reference servers (`--store redis://…`, child processes) on one Redis this file starts: what
@@ -16,8 +17,6 @@ import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 // return is recovery without a restart. A third client, a RedisTokenStore of the test's own, looks
 // at the shared state and makes changes behind the servers' backs.
 
-const ROOT = join(import.meta.dirname, '..', '..')
-const MAIN = join(ROOT, 'examples', 'server', 'main.ts')
 const SECOND = 1000
 // How long a wait for a condition may last before it fails: generous, so that a busy machine never
 // fails a test the code passes. The contract's own bounds (a second) are asserted on the measured time.
@@ -61,49 +60,10 @@ const SEED = {
 }
 const DATASET = '/api/v1/datasets/alice/notes'
 
-interface Instance {
-  readonly url: string
-  readonly port: number
-  readonly child: ChildProcess
-  /** Everything it printed so far, stdout and stderr. */
-  readonly output: () => string
-}
-
-const children = new Set<ChildProcess>()
 let redis: RedisServer
 let observer: RedisTokenStore
 let a: Instance
 let b: Instance
-
-function startInstance(args: readonly string[]): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.add(child)
-  return new Promise((resolve, reject) => {
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk
-      const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)
-      if (match !== null) resolve({ url: match[1]!, port: Number(match[2]), child, output: () => output })
-    })
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk))
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)))
-  })
-}
-
-function stopInstance(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    const killer = setTimeout(() => child.kill('SIGKILL'), 3000)
-    child.once('exit', () => {
-      clearTimeout(killer)
-      resolve()
-    })
-    child.kill('SIGTERM')
-  })
-}
 
 beforeAll(async () => {
   redis = await startRedisServer()
