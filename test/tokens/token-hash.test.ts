@@ -95,12 +95,13 @@ function stubBuiltin(getBuiltinModule: ((id: string) => unknown) | undefined) {
   vi.stubGlobal('process', { ...process, getBuiltinModule })
 }
 
-// Resolves the module under a stubbed runtime, then restores the real globals before any assertion,
-// so vitest itself never runs without `process`.
+// Loads a fresh module (with the real globals: loading modules needs `process`), lets it pick its
+// backend under a stubbed runtime (it resolves lazily, on first use), then restores the real globals
+// before any assertion, so vitest itself never runs without `process`.
 async function underRuntime(stub: () => void): Promise<HashModule> {
+  const fresh = await importFresh()
   stub()
   try {
-    const fresh = await importFresh()
     fresh.tokenHashBackend()
     return fresh
   } finally {
