@@ -1,83 +1,121 @@
-// A benchmark server in a child process: one framework, three routes — unguarded, guarded by
-// data-access-policy, and (Fastify, Hono) guarded by the framework's own bearer-auth. The parent
-// asks for the CPU time spent between 'start' and 'stop' messages, so cost is measured as server
-// CPU per request, not only as req/s.
+// A benchmark server in a child process: one framework, its routes written as the README writes
+// them, from the built package (`data-access-policy/…`, what hosts import). The parent asks for the
+// CPU time spent between 'start' and 'stop' messages, so cost is measured as server CPU per request.
+//
+// Routes, all on the same path shape `/…/datasets/:owner/:name/metadata`:
+// - `open`: no guard;
+// - `guarded`: `require('dataset.metadata', resolver)`, the resolver answering a constant dataset
+//   from the route's params and the principal, as a host's would after its database lookup;
+// - `bearer`: the framework's own bearer plugin (Fastify, Hono), which compares a static string.
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import bearerAuthPlugin from '@fastify/bearer-auth'
 import { serve } from '@hono/node-server'
 import { getConnInfo } from '@hono/node-server/conninfo'
+import {
+  createAccessPolicy,
+  createApiToken,
+  type DatasetResource,
+  MemoryTokenStore,
+  type Principal,
+} from 'data-access-policy'
+import { accessControl as expressAccess } from 'data-access-policy/express'
+import { type FastifyResourceResolver, accessControl as fastifyAccess } from 'data-access-policy/fastify'
+import { type AccessEnv, accessControl as honoAccess } from 'data-access-policy/hono'
 import { fastify } from 'fastify'
 import { Hono } from 'hono'
 import { bearerAuth } from 'hono/bearer-auth'
-import { accessControl as expressAccess } from '../adapters/express/index.js'
-import { accessControl as fastifyAccess } from '../adapters/fastify/index.js'
-import { type AccessEnv, accessControl as honoAccess } from '../adapters/hono/index.js'
-import { createAccessPolicy, MemoryTokenStore, type Resource } from '../src/index.js'
-import { createApiToken } from '../src/tokens/token-record.js'
+import { BENCH_ROUTES } from './http-routes.js'
 
 const require = createRequire(import.meta.url)
 const express = require('express') as typeof import('express')
 
-const framework = process.argv[2]
-const tokens = new MemoryTokenStore()
-const { record, value } = createApiToken({
-  userId: 'alice',
-  name: 'bench',
-  scopes: 'data.overview',
-  now: Date.now(),
-})
-await tokens.save(record)
-const policy = createAccessPolicy({ tokens })
-const dataset: Resource = { kind: 'dataset', publicLevel: 'none', userLevel: 'overview' }
-const describe = () => dataset
-const hello = { hello: 'world' }
+type DatasetParams = { owner: string; name: string }
 
-async function start(): Promise<number> {
+// What the host's database lookup would answer: the same dataset for every request.
+const DATASET: DatasetResource = Object.freeze({
+  kind: 'dataset',
+  publicLevel: 'none',
+  userLevel: 'metadata',
+})
+function describe(params: DatasetParams, principal: Principal): DatasetResource | undefined {
+  return params.owner === 'alice' && principal.userId === 'alice' ? DATASET : undefined
+}
+const metadataOf = ({ owner, name }: DatasetParams) => ({ owner, name, title: 'Census' })
+
+async function start(framework: string, policy: ReturnType<typeof createAccessPolicy>, token: string) {
   if (framework === 'express') {
-    const app = express()
+    const app = express().set('trust proxy', 'loopback')
     const access = expressAccess({ policy })
-    app.get('/unguarded', (_req, res) => res.json(hello))
-    app.get('/guarded', access.require('dataset.overview', describe), (_req, res) => res.json(hello))
+    app.get('/open/datasets/:owner/:name/metadata', (req, res) => res.json(metadataOf(req.params)))
+    app.get(
+      '/guarded/datasets/:owner/:name/metadata',
+      access.require<DatasetParams>('dataset.metadata', (req) => describe(req.params, req.principal)),
+      (req, res) => res.json(metadataOf(req.params)),
+    )
     const server = app.listen(0, '127.0.0.1')
     await new Promise((resolve) => server.once('listening', resolve))
     return (server.address() as AddressInfo).port
   }
   if (framework === 'fastify') {
-    const app = fastify()
+    const app = fastify({ trustProxy: 'loopback' })
     await app.register(fastifyAccess, { policy })
-    app.get('/unguarded', async () => hello)
-    app.get(
-      '/guarded',
-      { config: { access: { operation: 'dataset.overview', resource: describe } } },
-      async () => hello,
+    const dataset: FastifyResourceResolver<DatasetParams> = (req) => describe(req.params, req.principal)
+    app.get<{ Params: DatasetParams }>('/open/datasets/:owner/:name/metadata', async (req) =>
+      metadataOf(req.params),
+    )
+    app.get<{ Params: DatasetParams }>(
+      '/guarded/datasets/:owner/:name/metadata',
+      { config: { access: { operation: 'dataset.metadata', resource: dataset } } },
+      async (req) => metadataOf(req.params),
     )
     await app.register(async (scoped) => {
-      await scoped.register(bearerAuthPlugin, { keys: new Set([value]) })
-      scoped.get('/bearer', async () => hello)
+      await scoped.register(bearerAuthPlugin, { keys: new Set([token]) })
+      scoped.get<{ Params: DatasetParams }>('/bearer/datasets/:owner/:name/metadata', async (req) =>
+        metadataOf(req.params),
+      )
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     return (app.server.address() as AddressInfo).port
   }
   const app = new Hono<AccessEnv>()
-  const access = honoAccess({ policy, getConnInfo })
-  app.get('/unguarded', (c) => c.json(hello))
-  app.get('/guarded', access.require('dataset.overview', describe), (c) => c.json(hello))
-  app.get('/bearer', bearerAuth({ token: value }), (c) => c.json(hello))
-  return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port))
-    void server
+  const access = honoAccess({ policy, getConnInfo, trustProxy: 'loopback' })
+  app.get('/open/datasets/:owner/:name/metadata', (c) => c.json(metadataOf(c.req.param())))
+  app.get(
+    '/guarded/datasets/:owner/:name/metadata',
+    access.require<'/:owner/:name'>('dataset.metadata', (c) => describe(c.req.param(), c.get('principal'))),
+    (c) => c.json(metadataOf(c.req.param())),
+  )
+  app.get('/bearer/datasets/:owner/:name/metadata', bearerAuth({ token }), (c) =>
+    c.json(metadataOf(c.req.param())),
+  )
+  return new Promise<number>((resolve) => {
+    serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port))
   })
 }
 
-const port = await start()
-let since = process.cpuUsage()
-process.on('message', (message: string) => {
-  if (message === 'start') since = process.cpuUsage()
-  if (message === 'stop') {
-    const used = process.cpuUsage(since)
-    process.send?.({ cpuMicros: used.user + used.system })
-  }
-  if (message === 'exit') process.exit(0)
-})
-process.send?.({ port, token: value })
+{
+  const framework = process.argv[2] ?? ''
+  if (!Object.hasOwn(BENCH_ROUTES, framework))
+    throw new Error(`unknown framework ${JSON.stringify(framework)}`)
+  const tokens = new MemoryTokenStore()
+  const { record, value } = createApiToken({
+    userId: 'alice',
+    name: 'bench',
+    scopes: 'data.metadata',
+    now: Date.now(),
+  })
+  await tokens.save(record)
+  const policy = createAccessPolicy({ tokens })
+  const port = await start(framework, policy, value)
+  let since = process.cpuUsage()
+  process.on('message', (message: string) => {
+    if (message === 'start') since = process.cpuUsage()
+    if (message === 'stop') {
+      const used = process.cpuUsage(since)
+      process.send?.({ cpuMicros: used.user + used.system })
+    }
+    if (message === 'exit') process.exit(0)
+  })
+  process.send?.({ port, token: value })
+}

@@ -100,6 +100,20 @@ describe('guard', () => {
     expect(async_).toMatchObject({ allowed: false, status: 503, code: 'service_unavailable' })
   })
 
+  test('authenticate and guard answer with a promise, even when every step is synchronous', async () => {
+    const { policy, value } = await policyWithToken()
+    const authenticated = policy.authenticate({
+      authorization: [`Bearer ${value}`],
+      protocol: 'https',
+      clientAddress: undefined,
+    })
+    expect(authenticated).toBeInstanceOf(Promise)
+    expect(await authenticated).toMatchObject({ ok: true })
+    const guarded = policy.guard(principal, 'dataset.overview', () => undefined)
+    expect(guarded).toBeInstanceOf(Promise)
+    expect(await guarded).toMatchObject({ status: 404 })
+  })
+
   test('undefined is 404, a resource is decided', async () => {
     const { policy } = await policyWithToken()
     expect(await policy.guard(principal, 'dataset.overview', () => undefined)).toMatchObject({ status: 404 })

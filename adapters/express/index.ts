@@ -18,7 +18,7 @@ import type {
   Resource,
 } from '../../src/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
-import { type AdmissionRequest, admit, tellDecision } from '../shared/admission.js'
+import { type AdmissionRequest, admit, tellDecision, whenAdmitted } from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -119,18 +119,24 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     principal: req.principal,
   })
 
-  const authenticate: RequestHandler = async function authenticate(req, res, next) {
-    const admission = await admit(policy, reader(req), undefined, 'denial')
-    if (!admission.ok) return sendDenial(res, admission.decision)
-    req.principal = admission.principal
-    const event = admission.held
-    if (event !== undefined) {
-      held.set(req, event)
-      res.once('close', () => {
-        if (held.delete(req)) tellDecision(policy, event)
-      })
-    }
-    next()
+  // Callback-style, not `async`: a request the policy answers synchronously costs no promise.
+  const authenticate: RequestHandler = function authenticate(req, res, next) {
+    whenAdmitted(
+      admit(policy, reader(req), undefined, 'denial'),
+      (admission) => {
+        if (!admission.ok) return sendDenial(res, admission.decision)
+        req.principal = admission.principal
+        const event = admission.held
+        if (event !== undefined) {
+          held.set(req, event)
+          res.once('close', () => {
+            if (held.delete(req)) tellDecision(policy, event)
+          })
+        }
+        next()
+      },
+      next,
+    )
   }
 
   return Object.freeze({
@@ -140,17 +146,25 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       resolve: ExpressResourceResolver<P>,
     ): RequestHandler<P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
-      return async function requireAccess(req, res, next) {
+      return function requireAccess(req, res, next) {
         held.delete(req)
         const requirement = {
           operation,
-          resolve: (principal: Principal) => resolve(Object.assign(req, { principal })),
+          resolve: (principal: Principal) => {
+            req.principal = principal
+            return resolve(req as AuthenticatedRequest<P>)
+          },
         }
-        const admission = await admit(policy, reader(req), requirement, 'final')
-        if (!admission.ok) return sendDenial(res, admission.decision)
-        req.principal = admission.principal
-        if (admission.allow !== undefined) req.accessDecision = admission.allow
-        next()
+        whenAdmitted(
+          admit(policy, reader(req), requirement, 'final'),
+          (admission) => {
+            if (!admission.ok) return sendDenial(res, admission.decision)
+            req.principal = admission.principal
+            if (admission.allow !== undefined) req.accessDecision = admission.allow
+            next()
+          },
+          next,
+        )
       }
     },
     sendData(req: Request, res: Response, data: DataResponse): void {

@@ -19,7 +19,7 @@ import type {
   Resource,
 } from '../../src/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
-import { type AdmissionRequest, admit, BODY_NOT_YET_PARSED } from '../shared/admission.js'
+import { type AdmissionRequest, admit, BODY_NOT_YET_PARSED, whenAdmitted } from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -151,18 +151,25 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
   guardUncoveredRoutes(fastify, policy, covered)
 
   // Before the body is parsed: an unauthenticated request costs no parsing. Its success is told by
-  // the `preHandler` below, which every such request reaches.
-  fastify.addHook('onRequest', async function authenticateRequest(request, reply) {
-    if (request.routeOptions.config.access === undefined) return
-    const admission = await admit(policy, reader(request, BODY_NOT_YET_PARSED), undefined, 'denial')
-    if (!admission.ok) return reply.sendDenial(admission.decision)
-    request.principal = admission.principal
+  // the `preHandler` below, which every such request reaches. Callback-style hooks: a request the
+  // policy answers synchronously costs no promise.
+  fastify.addHook('onRequest', function authenticateRequest(request, reply, done) {
+    if (request.routeOptions.config.access === undefined) return done()
+    whenAdmitted(
+      admit(policy, reader(request, BODY_NOT_YET_PARSED), undefined, 'denial'),
+      (admission) => {
+        if (!admission.ok) return void reply.sendDenial(admission.decision)
+        request.principal = admission.principal
+        done()
+      },
+      (error) => done(error as Error),
+    )
   })
 
   // The body check (now that the body is parsed), then the route's operation, if it names one.
-  fastify.addHook('preHandler', async function guardRoute(request, reply) {
+  fastify.addHook('preHandler', function guardRoute(request, reply, done) {
     const access = request.routeOptions.config.access
-    if (access === undefined) return
+    if (access === undefined) return done()
     const { operation, resource } = access
     // A half-declared requirement that escaped `onRoute` fails closed in the core: no operation is
     // 403 `invalid_input`, no resolver 503.
@@ -171,14 +178,22 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
         ? undefined
         : {
             operation: operation as Operation,
-            resolve: (principal: Principal) =>
-              (resource as FastifyResourceResolver)(Object.assign(request, { principal })),
+            resolve: (principal: Principal) => {
+              request.principal = principal
+              return (resource as FastifyResourceResolver)(request as AuthenticatedRequest)
+            },
           }
     const body = () => bodyHasAccessToken(request.body)
-    const admission = await admit(policy, reader(request, body), requirement, 'final')
-    if (!admission.ok) return reply.sendDenial(admission.decision)
-    request.principal = admission.principal
-    if (admission.allow !== undefined) request.accessDecision = admission.allow
+    whenAdmitted(
+      admit(policy, reader(request, body), requirement, 'final'),
+      (admission) => {
+        if (!admission.ok) return void reply.sendDenial(admission.decision)
+        request.principal = admission.principal
+        if (admission.allow !== undefined) request.accessDecision = admission.allow
+        done()
+      },
+      (error) => done(error as Error),
+    )
   })
 
   function reader(request: FastifyRequest, body: AdmissionRequest['bodyHasAccessToken']) {

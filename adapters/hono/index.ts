@@ -21,7 +21,7 @@ import type {
   TrustProxy,
 } from '../../src/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
-import { type AdmissionRequest, admit, tellDecision } from '../shared/admission.js'
+import { type Admission, type AdmissionRequest, admit, tellDecision } from '../shared/admission.js'
 import { type NodeHeaderSource, readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -203,18 +203,20 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
   })
 
   return Object.freeze({
-    authenticate: async function authenticate(c, next) {
-      const admission = await admit(policy, reader(c), undefined, 'denial')
-      if (!admission.ok) return sendDenial(c, admission.decision)
-      c.set('principal', admission.principal)
-      const event = admission.held
-      if (event === undefined) return next()
-      held.set(c, event)
-      try {
-        await next()
-      } finally {
-        if (held.delete(c)) tellDecision(policy, event)
+    authenticate: function authenticate(c, next) {
+      const proceed = (admission: Admission): Promise<Response | void> => {
+        if (!admission.ok) return Promise.resolve(sendDenial(c, admission.decision))
+        c.set('principal', admission.principal)
+        const event = admission.held
+        if (event === undefined) return next()
+        held.set(c, event)
+        return next().finally(() => {
+          if (held.delete(c)) tellDecision(policy, event)
+        })
       }
+      // Not `async`: a request the policy answers synchronously costs no promise of its own.
+      const admission = admit(policy, reader(c), undefined, 'denial')
+      return admission instanceof Promise ? admission.then(proceed) : proceed(admission)
     } satisfies MiddlewareHandler<AccessEnv>,
 
     require<P extends string = string>(
@@ -222,7 +224,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
       resolve: HonoResourceResolver<P>,
     ): MiddlewareHandler<AccessEnv, P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
-      return async function requireAccess(c, next) {
+      return function requireAccess(c, next) {
         held.delete(c)
         const requirement = {
           operation,
@@ -231,11 +233,14 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
             return resolve(c)
           },
         }
-        const admission = await admit(policy, reader(c), requirement, 'final')
-        if (!admission.ok) return sendDenial(c, admission.decision)
-        c.set('principal', admission.principal)
-        if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
-        await next()
+        const proceed = (admission: Admission): Promise<Response | void> => {
+          if (!admission.ok) return Promise.resolve(sendDenial(c, admission.decision))
+          c.set('principal', admission.principal)
+          if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
+          return next()
+        }
+        const admission = admit(policy, reader(c), requirement, 'final')
+        return admission instanceof Promise ? admission.then(proceed) : proceed(admission)
       }
     },
 

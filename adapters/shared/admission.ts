@@ -4,14 +4,21 @@
  * the outcome. An adapter only reads its framework's request into an {@link AdmissionRequest} and
  * writes the {@link Admission} back as its framework's response.
  */
-import { extractBearerToken } from '../../src/authentication/authenticate.js'
+import { type AuthenticationResult, extractBearerToken } from '../../src/authentication/authenticate.js'
 import type { ForwardedOrigin } from '../../src/authentication/trusted-proxies.js'
 import type { RequestFacts } from '../../src/decisions/decide.js'
-import { type Allow, type Deny, deny } from '../../src/decisions/decision.js'
+import { type Allow, type Decision, type Deny, deny } from '../../src/decisions/decision.js'
 import type { Operation } from '../../src/decisions/operations.js'
 import type { Principal } from '../../src/decisions/principal.js'
 import type { Resource } from '../../src/decisions/resources.js'
-import { type AccessPolicy, type DecisionEvent, policyHooks } from '../../src/policy.js'
+import {
+  type AccessPolicy,
+  type DecisionEvent,
+  type PolicyHooks,
+  type PolicySteps,
+  policyHooks,
+  policySteps,
+} from '../../src/policy.js'
 
 /** What an adapter read from its framework's request. */
 export interface AdmissionRequest {
@@ -67,30 +74,50 @@ const UNAVAILABLE: Admission = Object.freeze({ ok: false, decision: deny('servic
 
 /**
  * Runs the admission sequence for one request. Never rejects: anything that throws (a framework
- * read, a hook-free failure in the host's body reader) is a 503 reported to `onError`.
+ * read, a hook-free failure in the host's body reader) is a 503 reported to `onError`. Answers
+ * synchronously when every step does (a memory store, a resolver that returns its resource), so
+ * that an adapter can go on without a promise; otherwise a promise.
  *
  * @example
  * const admission = await admit(policy, readRequest(req), { operation: 'dataset.metadata', resolve }, 'final')
  * if (!admission.ok) return sendDenial(res, admission.decision)
  */
-export async function admit(
+export function admit(
   policy: AccessPolicy,
   read: () => AdmissionRequest,
   requirement: Requirement | undefined,
   telling: Telling,
-): Promise<Admission> {
-  const hooks = policyHooks(policy)
+): Admission | Promise<Admission> {
+  const steps = policySteps(policy)
   let request: AdmissionRequest | undefined
-  let admission: Admission
+  const failed = (error: unknown): Admission => {
+    steps.hooks.error(error, 'adapter')
+    return tell(steps.hooks, UNAVAILABLE, request, requirement, telling)
+  }
+  let admission: Admission | Promise<Admission>
   try {
     // Reading the request is inside the catch too: a framework getter or a trust function that
     // throws is a 503, never an escape past the guard.
     request = read()
-    admission = await run(policy, request, requirement)
+    admission = run(steps, request, requirement)
   } catch (error) {
-    hooks.error(error, 'adapter')
-    admission = UNAVAILABLE
+    return failed(error)
   }
+  if (admission instanceof Promise) {
+    const read = request
+    return admission.then((settled) => tell(steps.hooks, settled, read, requirement, telling), failed)
+  }
+  return tell(steps.hooks, admission, request, requirement, telling)
+}
+
+// Tells `onDecision` the outcome (or holds it for a later step to tell), and returns it.
+function tell(
+  hooks: PolicyHooks,
+  admission: Admission,
+  request: AdmissionRequest | undefined,
+  requirement: Requirement | undefined,
+  telling: Telling,
+): Admission {
   if (hooks.decision === undefined) return admission
   const event = decisionEvent(admission, request?.origin, requirement?.operation)
   if (telling === 'final' || !admission.ok) hooks.decision(event)
@@ -98,34 +125,90 @@ export async function admit(
   return admission
 }
 
-async function run(
-  policy: AccessPolicy,
+function run(
+  steps: PolicySteps,
   request: AdmissionRequest,
   requirement: Requirement | undefined,
-): Promise<Admission> {
+): Admission | Promise<Admission> {
+  if (request.principal !== undefined) {
+    const tokenInHeader = accessTokenParameterDenial(request.authorization) !== undefined
+    return authenticated(steps, request, requirement, request.principal, tokenInHeader)
+  }
   const { origin } = request
-  let principal = request.principal
-  if (principal === undefined) {
-    const result = await policy.authenticate({
-      authorization: request.authorization,
-      accessTokenParameter: request.queryHasAccessToken,
-      protocol: origin.protocol,
-      clientAddress: origin.clientAddress,
-    })
-    if (!result.ok) return result
-    principal = result.principal
+  const result = steps.authenticate({
+    authorization: request.authorization,
+    accessTokenParameter: request.queryHasAccessToken,
+    protocol: origin.protocol,
+    clientAddress: origin.clientAddress,
+  })
+  // Authenticated here, the principal is a token's exactly when the header carried one: no second
+  // parse of the header for the body check.
+  const next = (settled: AuthenticationResult): Admission | Promise<Admission> =>
+    settled.ok
+      ? authenticated(steps, request, requirement, settled.principal, settled.principal.kind === 'token')
+      : settled
+  return result instanceof Promise ? result.then(next) : next(result)
+}
+
+// After authentication: a token in the header and an `access_token` in the body is the core's 400
+// (RFC 6750 §2); only a request whose header carries a token can be refused for it, so only that
+// one reads the body.
+function authenticated(
+  steps: PolicySteps,
+  request: AdmissionRequest,
+  requirement: Requirement | undefined,
+  principal: Principal,
+  tokenInHeader: boolean,
+): Admission | Promise<Admission> {
+  if (!tokenInHeader) return authorized(steps, request, requirement, principal)
+  const refuse: Admission = { ok: false, decision: TOKEN_SENT_TWICE, principal }
+  const carries = request.bodyHasAccessToken()
+  if (carries instanceof Promise) {
+    return carries.then((yes) => (yes ? refuse : authorized(steps, request, requirement, principal)))
   }
-  // A token in the header and an `access_token` in the body is the core's 400 (RFC 6750 §2); only a
-  // request whose header carries a token can be refused for it, so only that one reads the body.
-  const bodyDenial = accessTokenParameterDenial(request.authorization)
-  if (bodyDenial !== undefined && (await request.bodyHasAccessToken())) {
-    return { ok: false, decision: bodyDenial, principal }
-  }
+  return carries ? refuse : authorized(steps, request, requirement, principal)
+}
+
+function authorized(
+  steps: PolicySteps,
+  request: AdmissionRequest,
+  requirement: Requirement | undefined,
+  principal: Principal,
+): Admission | Promise<Admission> {
   if (requirement === undefined) return { ok: true, principal, allow: undefined }
-  const authenticated = principal
-  const resolve = () => requirement.resolve(authenticated)
-  const decision = await policy.guard(principal, requirement.operation, resolve, factsOf(origin))
-  return decision.allowed ? { ok: true, principal, allow: decision } : { ok: false, decision, principal }
+  const decision = steps.guard(
+    principal,
+    requirement.operation,
+    () => requirement.resolve(principal),
+    factsOf(request.origin),
+  )
+  const admission = (settled: Decision): Admission =>
+    settled.allowed ? { ok: true, principal, allow: settled } : { ok: false, decision: settled, principal }
+  return decision instanceof Promise ? decision.then(admission) : admission(decision)
+}
+
+/**
+ * Hands an admission to `next` now when it is settled, or when it settles; whatever `next` throws
+ * goes to `fail` (the framework's error path). For callback-style hooks and middleware, which thus
+ * cost no promise on a request the policy answers synchronously.
+ *
+ * @example
+ * whenAdmitted(admit(policy, read, requirement, 'final'), (admission) => { … next() }, next)
+ */
+export function whenAdmitted(
+  admission: Admission | Promise<Admission>,
+  next: (admission: Admission) => void,
+  fail: (error: unknown) => void,
+): void {
+  if (admission instanceof Promise) {
+    admission.then(next).catch(fail)
+    return
+  }
+  try {
+    next(admission)
+  } catch (error) {
+    fail(error)
+  }
 }
 
 /**
@@ -139,6 +222,9 @@ export function accessTokenParameterDenial(authorization: readonly string[]): De
   const extracted = extractBearerToken({ authorization, accessTokenParameter: true })
   return extracted.ok ? undefined : extracted.decision
 }
+
+// What the core answers for a token in the header and an `access_token` parameter (RFC 6750 §2).
+const TOKEN_SENT_TWICE = deny('invalid_request')
 
 const NO_FACTS: RequestFacts = Object.freeze({})
 

@@ -6,6 +6,8 @@ import { parseClientAddress } from '../restrictions/ip-address.js'
  */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined) return false
+  // The spellings Node reports for a loopback peer skip the parse (and its allocations).
+  if (address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1') return true
   const parsed = parseClientAddress(address)
   if (parsed === undefined) return false
   if (parsed.family === 4) return parsed.value >>> 24 === 127

@@ -1,6 +1,17 @@
 import { describe, expect, test, vi } from 'vitest'
-import { type AdmissionRequest, accessTokenParameterDenial, admit } from '../../adapters/shared/admission.js'
-import { createAccessPolicy, type DecisionEvent, type ErrorContext } from '../../src/index.js'
+import {
+  type Admission,
+  type AdmissionRequest,
+  accessTokenParameterDenial,
+  admit,
+  whenAdmitted,
+} from '../../adapters/shared/admission.js'
+import {
+  type AccessPolicy,
+  createAccessPolicy,
+  type DecisionEvent,
+  type ErrorContext,
+} from '../../src/index.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import { createApiToken } from '../../src/tokens/token-record.js'
 
@@ -118,5 +129,168 @@ describe('admit: the one admission sequence', () => {
     expect(accessTokenParameterDenial(['Bearer abc'])).toMatchObject({ status: 400, code: 'invalid_request' })
     expect(accessTokenParameterDenial([])).toBeUndefined()
     expect(accessTokenParameterDenial(['Basic abc'])).toBeUndefined()
+  })
+
+  test('a principal from an earlier step with a token still in the header is refused for a body token', async () => {
+    const { policy, request } = await setup()
+    const first = await admit(policy, () => request(), undefined, 'final')
+    if (!first.ok) throw new Error('expected an allow')
+    const bodyHasAccessToken = vi.fn(() => true)
+    const twice = await admit(
+      policy,
+      () => request({ principal: first.principal, bodyHasAccessToken }),
+      OPEN,
+      'final',
+    )
+    expect(twice).toMatchObject({ ok: false, decision: { status: 400, code: 'invalid_request' } })
+    const headerless = await admit(
+      policy,
+      () => request({ authorization: [], principal: first.principal, bodyHasAccessToken }),
+      OPEN,
+      'final',
+    )
+    expect(headerless).toMatchObject({ ok: true })
+    expect(bodyHasAccessToken).toHaveBeenCalledOnce()
+  })
+
+  test('an anonymous principal never reads the body, even with a body token', async () => {
+    const tokens = new MemoryTokenStore()
+    const policy = createAccessPolicy({ tokens, allowAnonymous: true })
+    const bodyHasAccessToken = vi.fn(() => true)
+    const read = (): AdmissionRequest => ({
+      authorization: [],
+      queryHasAccessToken: false,
+      bodyHasAccessToken,
+      origin: { clientAddress: '127.0.0.1', protocol: 'http' },
+      principal: undefined,
+    })
+    expect(await admit(policy, read, OPEN, 'final')).toMatchObject({
+      ok: true,
+      principal: { kind: 'anonymous' },
+    })
+    expect(bodyHasAccessToken).not.toHaveBeenCalled()
+  })
+})
+
+describe('admit: synchronous when every step is', () => {
+  test('a memory store and a resolver that returns its resource answer without a promise', async () => {
+    const { policy, request } = await setup()
+    const admission = admit(policy, () => request(), OPEN, 'final')
+    expect(admission).not.toBeInstanceOf(Promise)
+    expect(admission).toMatchObject({ ok: true, allow: { allowed: true } })
+    const denied = admit(policy, () => request({ authorization: ['Bearer dap_nope'] }), OPEN, 'final')
+    expect(denied).toMatchObject({ ok: false, decision: { status: 401 } })
+  })
+
+  test.each([
+    ['the store', 'store'],
+    ['the resolver', 'resolver'],
+    ['the body reader', 'body'],
+  ] as const)('a promise from %s makes the answer a promise, with the same outcome', async (_, slow) => {
+    const { policy, request } = await setup()
+    const later = <T>(value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), 1))
+    const tokens = policy.tokens
+    const slowPolicy =
+      slow === 'store'
+        ? createAccessPolicy({
+            tokens: Object.assign(Object.create(tokens) as typeof tokens, {
+              findByHash: (hash: string) => later(tokens.findByHash(hash)),
+            }),
+            now: () => 1000,
+          })
+        : policy
+    const requirement = slow === 'resolver' ? { ...OPEN, resolve: () => later(OPEN.resolve()) } : OPEN
+    const read = () => request(slow === 'body' ? { bodyHasAccessToken: () => later(true) } : {})
+    const admission = admit(slowPolicy, read, requirement, 'final')
+    expect(admission).toBeInstanceOf(Promise)
+    expect(await admission).toMatchObject(
+      slow === 'body' ? { ok: false, decision: { status: 400 } } : { ok: true, allow: { allowed: true } },
+    )
+  })
+
+  test('a resolver that throws is a 503 told to onError at stage resolver, on either path', async () => {
+    const { policy, errors, request } = await setup()
+    const broken = new Error('the database is down')
+    const throwing = {
+      ...OPEN,
+      resolve: () => {
+        throw broken
+      },
+    }
+    const rejecting = { ...OPEN, resolve: () => Promise.reject(broken) }
+    expect(admit(policy, () => request(), throwing, 'final')).toMatchObject({
+      ok: false,
+      decision: { status: 503 },
+    })
+    expect(await admit(policy, () => request(), rejecting, 'final')).toMatchObject({
+      ok: false,
+      decision: { status: 503 },
+    })
+    expect(errors).toEqual([
+      [broken, { stage: 'resolver' }],
+      [broken, { stage: 'resolver' }],
+    ])
+  })
+
+  test('a resolver that answers a thenable that is not a Promise is awaited', async () => {
+    const { policy, request } = await setup()
+    const thenable = { then: (resolve: (value: unknown) => void) => resolve(OPEN.resolve()) }
+    const requirement = { ...OPEN, resolve: () => thenable as unknown as ReturnType<typeof OPEN.resolve> }
+    expect(await admit(policy, () => request(), requirement, 'final')).toMatchObject({ ok: true })
+  })
+
+  test('a policy-shaped object not made by createAccessPolicy runs through its public methods', async () => {
+    const { policy, request } = await setup()
+    const authenticate = vi.fn(policy.authenticate)
+    const guard = vi.fn(policy.guard)
+    const wrapped: AccessPolicy = { ...policy, authenticate, guard }
+    expect(await admit(wrapped, () => request(), OPEN, 'final')).toMatchObject({ ok: true })
+    const missing = { ...OPEN, resolve: () => undefined }
+    expect(await admit(wrapped, () => request(), missing, 'final')).toMatchObject({
+      ok: false,
+      decision: { status: 404 },
+    })
+    expect(authenticate).toHaveBeenCalledTimes(2)
+    expect(guard).toHaveBeenCalledTimes(2)
+  })
+})
+
+describe('whenAdmitted: hands an admission on now or later, failures to the error path', () => {
+  const ADMITTED: Admission = Object.freeze({
+    ok: true,
+    principal: { kind: 'anonymous' } as never,
+    allow: undefined,
+  })
+
+  test('a settled admission is handed on synchronously', () => {
+    const next = vi.fn()
+    const fail = vi.fn()
+    whenAdmitted(ADMITTED, next, fail)
+    expect(next).toHaveBeenCalledWith(ADMITTED)
+    expect(fail).not.toHaveBeenCalled()
+  })
+
+  test('a pending admission is handed on when it settles', async () => {
+    const next = vi.fn()
+    whenAdmitted(Promise.resolve(ADMITTED), next, vi.fn())
+    expect(next).not.toHaveBeenCalled()
+    await vi.waitFor(() => expect(next).toHaveBeenCalledWith(ADMITTED))
+  })
+
+  test.each([
+    ['settled', (a: Admission) => a],
+    ['pending', (a: Admission) => Promise.resolve(a)],
+  ])('whatever the continuation throws (%s) goes to fail, once', async (_, wrap) => {
+    const broken = new Error('the response could not be written')
+    const fail = vi.fn()
+    whenAdmitted(
+      wrap(ADMITTED),
+      () => {
+        throw broken
+      },
+      fail,
+    )
+    await vi.waitFor(() => expect(fail).toHaveBeenCalledWith(broken))
+    expect(fail).toHaveBeenCalledOnce()
   })
 })
