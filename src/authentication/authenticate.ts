@@ -73,17 +73,20 @@ export function extractBearerToken(input: CredentialsInput): TokenExtraction {
   }
 }
 
-// Records are frozen and replaced on every change, so a principal derived from one stays valid for
-// exactly as long as the store keeps answering with that same object.
-const principals = new WeakMap<TokenRecord, Principal>()
+type Authenticated = { readonly ok: true; readonly principal: Principal }
 
-function principalOf(record: TokenRecord): Principal {
-  let principal = principals.get(record)
-  if (principal === undefined) {
-    principal = createPrincipal(record)
-    if (Object.isFrozen(record)) principals.set(record, principal)
+// Records are frozen and replaced on every change, so a result derived from one stays valid for
+// exactly as long as the store keeps answering with that same object: a request for a known token
+// allocates nothing here.
+const results = new WeakMap<TokenRecord, Authenticated>()
+
+function authenticatedAs(record: TokenRecord): Authenticated {
+  let result = results.get(record)
+  if (result === undefined) {
+    result = Object.freeze({ ok: true, principal: createPrincipal(record) })
+    if (Object.isFrozen(record)) results.set(record, result)
   }
-  return principal
+  return result
 }
 
 function createPrincipal(record: TokenRecord): Principal {
@@ -188,15 +191,15 @@ function settle(
       new TokenStoreError('findByHash answered something that is not the record of that hash'),
     )
   }
-  let principal: Principal
+  let result: Authenticated
   try {
     if (tokenStatus(found, now) !== 'active') return INVALID_TOKEN
-    principal = principalOf(found)
+    result = authenticatedAs(found)
   } catch (error) {
     return storeFailure(options, error)
   }
   touch(options, found, now)
-  return { ok: true, principal }
+  return result
 }
 
 // lastUsedAt is bookkeeping: written in the background, at most once per interval, and its failure

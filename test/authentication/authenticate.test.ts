@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { authenticateRequest, extractBearerToken } from '../../src/authentication/authenticate.js'
 import { parseBearerHeader } from '../../src/authentication/bearer.js'
@@ -404,6 +405,55 @@ describe('parseBearerHeader and extractBearerToken', () => {
   test('return the token exactly as sent', () => {
     expect(parseBearerHeader('Bearer abc.DEF-_~+/==')).toEqual({ kind: 'token', token: 'abc.DEF-_~+/==' })
     expect(extractBearerToken({ authorization: ['Bearer x'] })).toEqual({ ok: true, token: 'x' })
+  })
+
+  // The grammar of RFC 9110 §11.6.2 / RFC 6750 §2.1 written as regular expressions: the oracle.
+  function oracle(value: string) {
+    const scheme = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+/.exec(value)
+    if (scheme === null) return { kind: 'malformed' }
+    if (scheme[0].toLowerCase() !== 'bearer') return { kind: 'none' }
+    const token = /^ +([A-Za-z0-9\-._~+/]+=*)$/.exec(value.slice(6))
+    return token === null ? { kind: 'malformed' } : { kind: 'token', token: token[1] }
+  }
+
+  test('agree with the grammar on every header value (property)', () => {
+    const piece = fc.constantFrom(
+      'a',
+      'Z',
+      '0',
+      '-',
+      '.',
+      '_',
+      '~',
+      '+',
+      '/',
+      '=',
+      ' ',
+      '\t',
+      ',',
+      '"',
+      'é',
+      'İ',
+      '\u0000',
+    )
+    const head = fc.constantFrom(
+      '',
+      'Bearer',
+      'bearer',
+      'BEARER',
+      'Bearer ',
+      'Bearer  ',
+      'Basic ',
+      'Bearerx ',
+      'Bear ',
+    )
+    fc.assert(
+      fc.property(head, fc.array(piece, { maxLength: 12 }), (prefix, rest) => {
+        const value = prefix + rest.join('')
+        expect(parseBearerHeader(value)).toEqual(oracle(value))
+      }),
+      { numRuns: 3000 },
+    )
   })
 })
 
