@@ -196,14 +196,25 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     )
   })
 
+  // What `onRequest` read of a request, for its `preHandler`: the headers, the address and the
+  // protocol cannot change in between, and reading them again (`request.ip` runs proxy-addr under
+  // a `trustProxy`) is work for nothing.
+  const readOnRequest = new WeakMap<FastifyRequest, AdmissionRequest>()
+
   function reader(request: FastifyRequest, body: AdmissionRequest['bodyHasAccessToken']) {
-    return (): AdmissionRequest => ({
-      authorization: readAuthorizationValues(request.raw),
-      queryHasAccessToken: queryHasAccessToken(request.url),
-      bodyHasAccessToken: body,
-      origin: requestOrigin(request),
-      principal: request.principal,
-    })
+    return (): AdmissionRequest => {
+      const earlier = readOnRequest.get(request)
+      if (earlier !== undefined) return { ...earlier, bodyHasAccessToken: body, principal: request.principal }
+      const read: AdmissionRequest = {
+        authorization: readAuthorizationValues(request.raw),
+        queryHasAccessToken: queryHasAccessToken(request.url),
+        bodyHasAccessToken: body,
+        origin: requestOrigin(request),
+        principal: request.principal,
+      }
+      if (body === BODY_NOT_YET_PARSED) readOnRequest.set(request, read)
+      return read
+    }
   }
 }
 
