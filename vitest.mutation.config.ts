@@ -13,6 +13,7 @@ export default defineConfig({
       'test/policy.test.ts',
       'test/adapters/shared.test.ts',
       'test/adapters/admission.test.ts',
+      'test/adapters/direct-origin.test.ts',
     ],
     testTimeout: 20_000,
   },

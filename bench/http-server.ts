@@ -6,7 +6,11 @@
 // - `open`: no guard;
 // - `guarded`: `require('dataset.metadata', resolver)`, the resolver answering a constant dataset
 //   from the route's params and the principal, as a host's would after its database lookup;
+// - `floor`: the least a hand-written bearer guard with the same resolver does: the header's token,
+//   its SHA-256, the store lookup, the record's status, the resolver and the scope; no checksum,
+//   transport, body or garbage-record check, no hooks. What any such guard costs on the framework;
 // - `bearer`: the framework's own bearer plugin (Fastify, Hono), which compares a static string.
+import { hash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import bearerAuthPlugin from '@fastify/bearer-auth'
@@ -43,7 +47,23 @@ function describe(params: DatasetParams, principal: Principal): DatasetResource 
 }
 const metadataOf = ({ owner, name }: DatasetParams) => ({ owner, name, title: 'Census' })
 
-async function start(framework: string, policy: ReturnType<typeof createAccessPolicy>, token: string) {
+// The floor guard's decision: true for a header whose token is active, has the scope and names an
+// existing dataset (the benchmark only sends allowed requests).
+function floorAdmits(tokens: MemoryTokenStore, header: string | undefined, params: DatasetParams): boolean {
+  if (header === undefined || !header.startsWith('Bearer ')) return false
+  const record = tokens.findByHash(hash('sha256', header.slice(7), 'hex'))
+  if (record === undefined || record.revokedAt !== undefined) return false
+  if (record.expiresAt !== undefined && !(Date.now() < record.expiresAt)) return false
+  const principal = { kind: 'token', userId: record.userId } as Principal
+  return describe(params, principal) !== undefined && record.scopes.includes('data.metadata')
+}
+
+async function start(
+  framework: string,
+  policy: ReturnType<typeof createAccessPolicy>,
+  tokens: MemoryTokenStore,
+  token: string,
+) {
   if (framework === 'express') {
     const app = express().set('trust proxy', 'loopback')
     const access = expressAccess({ policy })
@@ -51,6 +71,14 @@ async function start(framework: string, policy: ReturnType<typeof createAccessPo
     app.get(
       '/guarded/datasets/:owner/:name/metadata',
       access.require<DatasetParams>('dataset.metadata', (req) => describe(req.params, req.principal)),
+      (req, res) => res.json(metadataOf(req.params)),
+    )
+    app.get<'/floor/datasets/:owner/:name/metadata', DatasetParams>(
+      '/floor/datasets/:owner/:name/metadata',
+      (req, res, next) => {
+        if (floorAdmits(tokens, req.headers.authorization, req.params)) next()
+        else res.status(401).end()
+      },
       (req, res) => res.json(metadataOf(req.params)),
     )
     const server = app.listen(0, '127.0.0.1')
@@ -69,6 +97,16 @@ async function start(framework: string, policy: ReturnType<typeof createAccessPo
       { config: { access: { operation: 'dataset.metadata', resource: dataset } } },
       async (req) => metadataOf(req.params),
     )
+    app.get<{ Params: DatasetParams }>(
+      '/floor/datasets/:owner/:name/metadata',
+      {
+        preHandler: (req, reply, done) => {
+          if (floorAdmits(tokens, req.headers.authorization, req.params)) done()
+          else reply.code(401).send()
+        },
+      },
+      async (req) => metadataOf(req.params),
+    )
     await app.register(async (scoped) => {
       await scoped.register(bearerAuthPlugin, { keys: new Set([token]) })
       scoped.get<{ Params: DatasetParams }>('/bearer/datasets/:owner/:name/metadata', async (req) =>
@@ -84,6 +122,14 @@ async function start(framework: string, policy: ReturnType<typeof createAccessPo
   app.get(
     '/guarded/datasets/:owner/:name/metadata',
     access.require<'/:owner/:name'>('dataset.metadata', (c) => describe(c.req.param(), c.get('principal'))),
+    (c) => c.json(metadataOf(c.req.param())),
+  )
+  app.get(
+    '/floor/datasets/:owner/:name/metadata',
+    (c, next) => {
+      if (floorAdmits(tokens, c.req.header('authorization'), c.req.param())) return next()
+      return Promise.resolve(c.body(null, 401))
+    },
     (c) => c.json(metadataOf(c.req.param())),
   )
   app.get('/bearer/datasets/:owner/:name/metadata', bearerAuth({ token }), (c) =>
@@ -107,7 +153,7 @@ async function start(framework: string, policy: ReturnType<typeof createAccessPo
   })
   await tokens.save(record)
   const policy = createAccessPolicy({ tokens })
-  const port = await start(framework, policy, value)
+  const port = await start(framework, policy, tokens, value)
   let since = process.cpuUsage()
   process.on('message', (message: string) => {
     if (message === 'start') since = process.cpuUsage()

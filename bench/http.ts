@@ -31,6 +31,8 @@ export interface HttpFramework {
   readonly guardedVsBearer?: number
   /** Median over rounds of (bearer − open) server CPU per request, in µs. */
   readonly bearerCostMicros?: number
+  /** Median over rounds of (floor − open) server CPU per request, in µs: what any such guard costs. */
+  readonly floorCostMicros: number
 }
 
 interface Sample {
@@ -118,6 +120,7 @@ function summarize(framework: string, samples: Map<string, Sample[]>, rounds: nu
     framework,
     routes,
     guardCostMicros: paired('guarded', (g, o) => g.cpuMicrosPerRequest - o.cpuMicrosPerRequest),
+    floorCostMicros: paired('floor', (f, o) => f.cpuMicrosPerRequest - o.cpuMicrosPerRequest),
     guardedVsOpen: paired('guarded', (g, o) => g.requestsPerSecond / o.requestsPerSecond),
     ...(hasBearer
       ? {

@@ -271,7 +271,10 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       // A resolver that answers synchronously (a cache hit, a constant) costs no promise: ~1 µs a
       // request on Fastify and Hono, measured with `npm run bench`.
       if (!isThenable(resource)) return authorize(principal, operation, resource, request)
-      return Promise.resolve(resource).then((found) => authorize(principal, operation, found, request), failed)
+      return Promise.resolve(resource).then(
+        (found) => authorize(principal, operation, found, request),
+        failed,
+      )
     },
   }
 

@@ -28,6 +28,7 @@ import {
   requireAllow,
   type StreamInit,
 } from '../shared/data-response.js'
+import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
 import { isEncrypted, pipeToNodeResponse, writeBody, writeDenial } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
@@ -202,6 +203,8 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
  * if (!isSecureTransport(requestOrigin(req))) return res.status(403).send('HTTPS required')
  */
 export function requestOrigin(req: Request<unknown>): ForwardedOrigin {
+  const direct = directOrigin(req)
+  if (direct !== undefined) return direct
   return {
     clientAddress: req.ip,
     protocol: strictProtocol(req.protocol, isEncrypted(req.socket), req.headers['x-forwarded-proto']),

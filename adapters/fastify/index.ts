@@ -29,6 +29,7 @@ import {
   requireAllow,
   type StreamInit,
 } from '../shared/data-response.js'
+import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
 import { isEncrypted } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
@@ -204,7 +205,15 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
   function reader(request: FastifyRequest, body: AdmissionRequest['bodyHasAccessToken']) {
     return (): AdmissionRequest => {
       const earlier = readOnRequest.get(request)
-      if (earlier !== undefined) return { ...earlier, bodyHasAccessToken: body, principal: request.principal }
+      if (earlier !== undefined) {
+        return {
+          authorization: earlier.authorization,
+          queryHasAccessToken: earlier.queryHasAccessToken,
+          bodyHasAccessToken: body,
+          origin: earlier.origin,
+          principal: request.principal,
+        }
+      }
       const read: AdmissionRequest = {
         authorization: readAuthorizationValues(request.raw),
         queryHasAccessToken: queryHasAccessToken(request.url),
@@ -228,6 +237,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
  * if (!isSecureTransport(requestOrigin(request))) return reply.code(403).send('HTTPS required')
  */
 export function requestOrigin(request: FastifyRequest): ForwardedOrigin {
+  const direct = directOrigin({ headers: request.headers, socket: request.raw.socket })
+  if (direct !== undefined) return direct
   return {
     clientAddress: request.ip,
     protocol: strictProtocol(

@@ -127,10 +127,15 @@ export function resolveForwarded(
   },
 ): ForwardedOrigin {
   const peer = request.peerAddress
-  if (peer === undefined || !trust(peer, 0)) return { clientAddress: peer, protocol: request.directProtocol }
   const forwardedProto = request.forwardedProto
-  const protocol = forwardedProto ? forwardedProtocol(forwardedProto) : request.directProtocol
   const forwardedFor = request.forwardedFor
+  // Without forwarding headers the answer is the connection's whatever the peer is: no trust check
+  // (an address parse and a range lookup) on the requests that come straight from their client.
+  if (forwardedFor === undefined && forwardedProto === undefined) {
+    return { clientAddress: peer, protocol: request.directProtocol }
+  }
+  if (peer === undefined || !trust(peer, 0)) return { clientAddress: peer, protocol: request.directProtocol }
+  const protocol = forwardedProto ? forwardedProtocol(forwardedProto) : request.directProtocol
   if (forwardedFor === undefined) return { clientAddress: peer, protocol }
   const hops = forwardedHops(forwardedFor)
   let client = peer

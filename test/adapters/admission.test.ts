@@ -234,6 +234,7 @@ describe('admit: synchronous when every step is', () => {
 
   test('a resolver that answers a thenable that is not a Promise is awaited', async () => {
     const { policy, request } = await setup()
+    // biome-ignore lint/suspicious/noThenProperty: the point of the test is a thenable that is not a Promise
     const thenable = { then: (resolve: (value: unknown) => void) => resolve(OPEN.resolve()) }
     const requirement = { ...OPEN, resolve: () => thenable as unknown as ReturnType<typeof OPEN.resolve> }
     expect(await admit(policy, () => request(), requirement, 'final')).toMatchObject({ ok: true })
