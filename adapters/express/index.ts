@@ -160,7 +160,9 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
           admit(policy, reader(req), requirement, 'final'),
           (admission) => {
             if (!admission.ok) return sendDenial(res, admission.decision)
-            req.principal = admission.principal
+            // Stores on Express's request are dearer than most (its prototype was swapped): the
+            // resolver's step set the principal already on the routes that have one.
+            if (req.principal !== admission.principal) req.principal = admission.principal
             if (admission.allow !== undefined) req.accessDecision = admission.allow
             next()
           },
