@@ -25,7 +25,8 @@ function sweep(): void {
       entry.fail()
     }
   }
-  if (pending.size === 0 && sweeper !== undefined) {
+  // Only the running sweeper calls this, so `sweeper` is set.
+  if (pending.size === 0) {
     clearInterval(sweeper)
     sweeper = undefined
   }

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { DeadlineExceeded, withDeadline } from '../../src/authentication/deadline.js'
 
 describe('withDeadline', () => {
@@ -25,5 +25,72 @@ describe('withDeadline', () => {
       withDeadline(new Promise(() => {}), 40),
     ])
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'rejected'])
+  })
+})
+
+// On a fake clock: the sweep's timing, and that it leaves no timer behind.
+describe('withDeadline on a fake clock', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+    vi.unstubAllGlobals()
+  })
+
+  const fakeClock = () => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] })
+  const never = () => new Promise<never>(() => {})
+
+  test('the error told to the host names the deadline', async () => {
+    fakeClock()
+    const lookup = withDeadline(never(), 10)
+    vi.advanceTimersByTime(10)
+    const error = await lookup.catch((thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(DeadlineExceeded)
+    expect(error).toMatchObject({ name: 'DeadlineExceeded', message: 'deadline exceeded' })
+  })
+
+  test('a lookup fails at the sweep that reaches its deadline, not one sweep later', async () => {
+    fakeClock()
+    let failed = false
+    withDeadline(never(), 10).catch(() => {
+      failed = true
+    })
+    vi.advanceTimersByTime(9)
+    await Promise.resolve()
+    expect(failed).toBe(false)
+    vi.advanceTimersByTime(1)
+    await Promise.resolve()
+    expect(failed).toBe(true)
+  })
+
+  test('one sweep serves every pending lookup, and stops once none is left', async () => {
+    fakeClock()
+    const first = withDeadline(never(), 10).catch(() => 'refused')
+    const second = withDeadline(never(), 10).catch(() => 'refused')
+    expect(vi.getTimerCount()).toBe(1)
+    vi.advanceTimersByTime(10)
+    expect(await Promise.all([first, second])).toEqual(['refused', 'refused'])
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  test('a settled lookup leaves no timer behind after the next sweep', async () => {
+    fakeClock()
+    await withDeadline(Promise.resolve(1), 1000)
+    vi.advanceTimersByTime(10)
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  test('works where timers are plain numbers (Workers, browsers), which have no unref', async () => {
+    let sweep: (() => void) | undefined
+    let cleared: unknown
+    vi.stubGlobal('setInterval', (callback: () => void) => {
+      sweep = callback
+      return 7
+    })
+    vi.stubGlobal('clearInterval', (handle: unknown) => {
+      cleared = handle
+    })
+    await expect(withDeadline(Promise.resolve('ok'), 50)).resolves.toBe('ok')
+    // The next sweep finds nothing pending and stops the timer it was given.
+    sweep?.()
+    expect(cleared).toBe(7)
   })
 })
