@@ -35,9 +35,9 @@ export function wwwAuthenticate(decision: Deny, realm: string): string | undefin
       return decision.scope === undefined
         ? 'Bearer error="insufficient_scope"'
         : `Bearer error="insufficient_scope", scope=${quoteHeaderValue(decision.scope)}`
-    default:
-      return undefined
   }
+  // Every other denial (403s other than scope, 404, 503) carries no challenge.
+  return undefined
 }
 
 /**

@@ -5,8 +5,10 @@ import { parseClientAddress } from '../restrictions/ip-address.js'
  * unparsable is not loopback, so an unknown address never escapes the HTTPS requirement.
  */
 export function isLoopbackAddress(address: string | undefined): boolean {
+  // Stryker disable next-line ConditionalExpression: equivalent because the parse below refuses undefined too
   if (address === undefined) return false
   // The spellings Node reports for a loopback peer skip the parse (and its allocations).
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent because the parse below gives the same answer for these spellings
   if (address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1') return true
   const parsed = parseClientAddress(address)
   if (parsed === undefined) return false

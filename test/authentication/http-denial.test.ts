@@ -19,6 +19,16 @@ describe('renderDenial', () => {
     expect(JSON.parse(rendered.body)).toEqual({ error: { status, message, code } })
     expect(rendered.headers['www-authenticate']).toBe(challenge)
     expect(rendered.headers['content-type']).toBe('application/json; charset=utf-8')
+    // A denial without a challenge sends no WWW-Authenticate at all, not an empty one.
+    expect(Object.keys(rendered.headers).sort()).toEqual(
+      challenge === undefined ? ['content-type'] : ['content-type', 'www-authenticate'],
+    )
+  })
+
+  test('insufficient_scope without a scope still challenges, naming no scope', () => {
+    const rendered = renderDenial(deny('insufficient_scope'), 'data-api')
+    expect(rendered.status).toBe(403)
+    expect(rendered.headers['www-authenticate']).toBe('Bearer error="insufficient_scope"')
   })
 
   test('insufficient_scope names the scope that would have sufficed', () => {

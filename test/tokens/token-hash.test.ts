@@ -59,7 +59,9 @@ describe('hashTokenValue and hashTokenValueAsync', () => {
 
   it('refuse a value that is not a string, without echoing it', async () => {
     const secret = { toString: () => 'dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5' }
-    expect(() => hashTokenValue(secret as unknown as string)).toThrow(InvalidArgumentError)
+    expect(() => hashTokenValue(secret as unknown as string)).toThrow(
+      new InvalidArgumentError('a token value must be a string'),
+    )
     await expect(hashTokenValueAsync(secret as unknown as string)).rejects.toThrow(InvalidArgumentError)
     try {
       hashTokenValue(secret as unknown as string)
@@ -145,8 +147,16 @@ describe('every runtime path gives the same digest', () => {
     )
   })
 
-  it('hashes asynchronously only with Web Crypto', async () => {
-    vi.stubGlobal('crypto', {})
-    await expect(hashTokenValueAsync('abc')).rejects.toThrow(ConfigError)
+  it.each([
+    ['a crypto without subtle', {}],
+    ['no crypto at all', undefined],
+  ])('hashes asynchronously only with Web Crypto: %s', async (_name, crypto) => {
+    vi.stubGlobal('crypto', crypto)
+    const refusal = await hashTokenValueAsync('abc').catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(ConfigError)
+    expect(refusal).toMatchObject({
+      path: [],
+      message: 'hashTokenValueAsync needs Web Crypto (globalThis.crypto.subtle)',
+    })
   })
 })
