@@ -1,4 +1,5 @@
-import { InvalidArgumentError, OPERATIONS, type Operation } from '../../src/index.js'
+import { operationSpec } from '../../src/decisions/operations.js'
+import { InvalidArgumentError, type Operation } from '../../src/index.js'
 
 /**
  * Checks a route's requirement when the route is declared, so that a typo fails at startup
@@ -9,7 +10,7 @@ import { InvalidArgumentError, OPERATIONS, type Operation } from '../../src/inde
  * checkRouteAccess('dataset.metadata', resolve, 'GET /api/v1/datasets/:owner/:name/metadata')
  */
 export function checkRouteAccess(operation: unknown, resolve: unknown, route: string): Operation {
-  if (typeof operation !== 'string' || !Object.hasOwn(OPERATIONS, operation)) {
+  if (operationSpec(operation) === undefined) {
     throw new InvalidArgumentError(`${route}: unknown operation ${JSON.stringify(operation)}`)
   }
   if (typeof resolve !== 'function') {

@@ -108,6 +108,7 @@ const denials = new Map<string, Deny>()
  * // { allowed: false, status: 403, code: 'insufficient_scope', message: 'Not authorized', scope: 'data.data' }
  */
 export function deny(code: DenyCode, scope?: Scope): Deny {
+  // Stryker disable next-line ConditionalExpression: equivalent because no scope is spelled "undefined": the key stays one per denial either way
   const key = scope === undefined ? code : `${code} ${scope}`
   let denial = denials.get(key)
   if (denial === undefined) {

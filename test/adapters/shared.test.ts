@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { bodyHasAccessToken, queryHasAccessToken } from '../../adapters/shared/access-token-parameter.js'
 import { readAuthorizationValues } from '../../adapters/shared/authorization-header.js'
 import { prepareData, requireAllow } from '../../adapters/shared/data-response.js'
@@ -171,5 +171,57 @@ describe('checkRouteAccess', () => {
     ['a missing resolver', 'table.read', undefined, /needs a resource resolver/],
   ])('rejects %s', (_name, operation, resolve, message) => {
     expect(() => checkRouteAccess(operation, resolve, 'GET /x')).toThrow(message)
+  })
+})
+
+describe('rules the other cases leave apart', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals()
+  })
+
+  test.each([
+    ['a parameter right after the first character', '/?access_token=x', true],
+    // Without a `?` there is no query: a path segment that looks like parameters is no parameter.
+    ['a path segment shaped like a parameter', '/datasets/a&access_token=x', false],
+    ['a path segment with an encoded look-alike', '/datasets/a&access%5Ftoken=x', false],
+  ])('queryHasAccessToken: %s', (_name, target, expected) => {
+    expect(queryHasAccessToken(target)).toBe(expected)
+  })
+
+  test('bodyHasAccessToken works where FormData does not exist', () => {
+    vi.stubGlobal('FormData', undefined)
+    expect(bodyHasAccessToken({ access_token: 'x' })).toBe(true)
+    expect(bodyHasAccessToken({ other: 'x' })).toBe(false)
+  })
+
+  test('readAuthorizationValues: another 13-character header is not Authorization', () => {
+    const rawHeaders = ['Cache-Control', 'no-cache', 'Authorization', 'Bearer a']
+    expect(readAuthorizationValues({ headers: { authorization: 'Bearer a' }, rawHeaders })).toEqual([
+      'Bearer a',
+    ])
+  })
+
+  test('readAuthorizationValues: a name without its value is skipped', () => {
+    expect(
+      readAuthorizationValues({ headers: { authorization: 'Bearer a' }, rawHeaders: ['Authorization'] }),
+    ).toEqual(['Bearer a'])
+  })
+
+  test('a byte body is sent as it is, not re-encoded', () => {
+    const bytes = new Uint8Array([0xff, 0x00, 0x41])
+    const prepared = prepareData(policy, capped, { body: bytes, records: 1 })
+    expect(prepared).toMatchObject({ ok: true })
+    if (prepared.ok) expect([...prepared.bytes]).toEqual([0xff, 0x00, 0x41])
+  })
+
+  test('the stream error names what happened and no limit', () => {
+    const error = new ExportCapExceededError()
+    expect(error.name).toBe('ExportCapExceededError')
+    expect(error.message).toBe('export restriction exceeded while streaming; the response was aborted')
+  })
+
+  test('checkRouteAccess refuses an object that only stringifies to an operation', () => {
+    const lookalike = { toString: () => 'dataset.metadata' }
+    expect(() => checkRouteAccess(lookalike, () => undefined, 'GET /x')).toThrow(InvalidArgumentError)
   })
 })

@@ -33,7 +33,7 @@ describe('minimalScopes', () => {
   test('names an unknown operation', () => {
     expect(() => minimalScopes(['table.read', 'table.write' as Operation])).toThrow(InvalidArgumentError)
     expect(() => minimalScopes(['table.write' as Operation])).toThrow(
-      /operations\[0\]: unknown operation "table.write"/,
+      /operations\[0\]: unknown operation "table.write"; expected one of dataset\.list, dataset\.overview, dataset\.metadata, /,
     )
   })
 
