@@ -28,8 +28,10 @@ const EQUALS = 0x3d
 function isB64Token(value: string, start: number): boolean {
   const length = value.length
   let i = start
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
   while (i < length && B64CHAR[value.charCodeAt(i)] === 1) i++
   if (i === start) return false
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
   while (i < length && value.charCodeAt(i) === EQUALS) i++
   return i === length
 }
@@ -66,10 +68,12 @@ function isTchar(code: number): boolean {
 export function parseBearerHeader(value: string): BearerCredentials {
   const length = value.length
   let i = 0
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
   while (i < length && isTchar(value.charCodeAt(i))) i++
   if (i === 0) return MALFORMED
   if (i !== 6 || !isBearerScheme(value)) return NONE
   let start = i
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
   while (start < length && value.charCodeAt(start) === SP) start++
   // No SP after the scheme: `Bearer/abc` is not a token even though `/abc` is a b64token. Nothing
   // after the spaces is rejected below, since a b64token has at least one character.

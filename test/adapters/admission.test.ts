@@ -4,10 +4,13 @@ import {
   type AdmissionRequest,
   accessTokenParameterDenial,
   admit,
+  BODY_NOT_YET_PARSED,
+  tellDecision,
   whenAdmitted,
 } from '../../adapters/shared/admission.js'
 import {
   type AccessPolicy,
+  compileExportRestrictions,
   createAccessPolicy,
   type DecisionEvent,
   type ErrorContext,
@@ -293,5 +296,65 @@ describe('whenAdmitted: hands an admission on now or later, failures to the erro
     )
     await vi.waitFor(() => expect(fail).toHaveBeenCalledWith(broken))
     expect(fail).toHaveBeenCalledOnce()
+  })
+})
+
+describe('admit: what the decision and the hooks are given', () => {
+  // A data read of a dataset whose owner limits exports to 10.0.0.0/8.
+  const RESTRICTED = {
+    operation: 'table.read' as const,
+    resolve: () => ({
+      kind: 'dataset' as const,
+      publicLevel: 'none' as const,
+      userLevel: 'data' as const,
+      exportRestrictions: compileExportRestrictions({ allowedIps: ['10.0.0.0/8'] }),
+    }),
+  }
+
+  test.each([
+    ['an address inside the allow-list', '10.1.2.3', { ok: true }],
+    [
+      'an address outside it',
+      '192.0.2.1',
+      { ok: false, decision: { status: 403, code: 'export_restricted' } },
+    ],
+    // An unknown client address never passes an allow-list.
+    ['no address at all', undefined, { ok: false, decision: { status: 403, code: 'export_restricted' } }],
+  ])('the export allow-list sees the client address: %s', async (_name, clientAddress, expected) => {
+    const { policy, request } = await setup()
+    const admission = await admit(
+      policy,
+      () => request({ origin: { clientAddress, protocol: 'https' } }),
+      RESTRICTED,
+      'final',
+    )
+    expect(admission).toMatchObject(expected)
+  })
+
+  test('before the body is parsed, a token in the header is not refused for a body it cannot see', async () => {
+    const { policy, request } = await setup()
+    const admission = await admit(
+      policy,
+      () => request({ bodyHasAccessToken: BODY_NOT_YET_PARSED }),
+      OPEN,
+      'final',
+    )
+    expect(admission).toMatchObject({ ok: true })
+  })
+
+  test('an authentication without a route names no operation', async () => {
+    const { policy, events, request } = await setup()
+    await admit(policy, () => request(), undefined, 'final')
+    expect(events).toHaveLength(1)
+    expect(Object.hasOwn(events[0]!, 'operation')).toBe(false)
+  })
+
+  test('tellDecision tells the policy hook, and nothing without one', async () => {
+    const { policy, events } = await setup()
+    const event: DecisionEvent = { allowed: true, status: 200, userId: 'alice' }
+    tellDecision(policy, event)
+    expect(events).toEqual([event])
+    const silent = createAccessPolicy({ tokens: new MemoryTokenStore() })
+    expect(() => tellDecision(silent, event)).not.toThrow()
   })
 })

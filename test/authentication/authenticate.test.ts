@@ -224,7 +224,15 @@ describe('a store answer is trusted only when it is the record of the hash looke
       },
     )
     expect(result).toMatchObject({ ok: false, decision: { status: 503, code: 'service_unavailable' } })
-    expect(errors).toEqual([[expect.objectContaining({ code: 'ERR_TOKEN_STORE' }), 'store']])
+    expect(errors).toEqual([
+      [
+        expect.objectContaining({
+          code: 'ERR_TOKEN_STORE',
+          message: 'findByHash answered something that is not the record of that hash',
+        }),
+        'store',
+      ],
+    ])
   })
 
   test('"no such token" (undefined) is a 401, not a store failure', async () => {
@@ -248,6 +256,29 @@ describe('a store answer is trusted only when it is the record of the hash looke
         tokenKind: 'api',
       },
     })
+    expect(result.ok && Object.hasOwn(result.principal, 'clientId')).toBe(false)
+  })
+
+  test('a frozen record that the store answers again gives the very same principal', async () => {
+    await base()
+    const first = await authenticateRequest({ authorization: [`Bearer ${good}`] }, options())
+    const second = await authenticateRequest({ authorization: [`Bearer ${good}`] }, options())
+    expect(first.ok && second.ok && first.principal === second.principal).toBe(true)
+  })
+
+  test('input that throws while read is a 503 told to onError as the adapter stage', async () => {
+    const errors: [unknown, string][] = []
+    const hostile = {
+      get authorization(): string[] {
+        throw new Error('boom')
+      },
+    }
+    const result = await authenticateRequest(hostile, {
+      ...options(),
+      onError: (error, stage) => errors.push([error, stage]),
+    })
+    expect(result).toMatchObject({ ok: false, decision: { status: 503 } })
+    expect(errors).toEqual([[new Error('boom'), 'adapter']])
   })
 
   test('an OAuth record gives its client too', async () => {

@@ -85,7 +85,14 @@ describe('parseScopes', () => {
   })
 
   test('rejects input that is neither string nor array', () => {
-    expect(() => parseScopes({} as unknown as string)).toThrow(ScopeError)
+    expect(() => parseScopes({} as unknown as string)).toThrow(
+      expect.objectContaining({
+        name: 'ScopeError',
+        message: expect.stringContaining(
+          'scopes must be a space-delimited string or an array of scope names',
+        ),
+      }),
+    )
   })
 })
 
