@@ -172,6 +172,16 @@ describe('workflows', () => {
       ).toBe(expected)
     },
   )
+
+  test('a workflow with no user level is decided on its public level alone (the user has none)', () => {
+    const reader = principal('wokflow.read')
+    const open: Resource = { kind: 'workflow', publicLevel: 'read' }
+    const hidden: Resource = { kind: 'workflow', publicLevel: 'none' }
+    expect(outcome(decide({ principal: reader, operation: 'workflow.read', resource: open }))).toBe('allow')
+    expect(outcome(decide({ principal: reader, operation: 'workflow.read', resource: hidden }))).toBe(
+      '404 not_found',
+    )
+  })
 })
 
 describe('organizations', () => {
@@ -241,6 +251,7 @@ describe('deny by default (design §10 invariant 1)', () => {
         resource: dataset('data'),
       },
     ],
+    ['no principal', { principal: undefined, operation: 'dataset.overview', resource: dataset('data') }],
     ['no input at all', undefined],
   ])('%s is denied', (_name, input) => {
     const decision = decide(input as never)
@@ -344,19 +355,30 @@ describe('export restrictions in the decision (contract §7, §8; design §5)', 
     expect(outcome(decision)).toBe(expected)
   })
 
-  test('an allowed data-content decision carries the caps to enforce on the response', () => {
-    const decision = decide({
-      principal: reader,
-      operation: 'table.read',
-      resource: restricted({ maxRecords: 5, maxBytes: 50 }),
-    })
-    expect(decision).toEqual({
-      allowed: true,
-      operation: 'table.read',
-      dataContent: true,
-      limits: { maxRecords: 5, maxBytes: 50 },
-    })
-  })
+  test.each([
+    // No request facts at all: caps alone need none (the meter enforces an undeclared size).
+    ['both caps', { maxRecords: 5, maxBytes: 50 }, undefined, { limits: { maxRecords: 5, maxBytes: 50 } }],
+    ['a byte cap only', { maxBytes: 50 }, undefined, { limits: { maxBytes: 50 } }],
+    ['a record cap only', { maxRecords: 5 }, undefined, { limits: { maxRecords: 5 } }],
+    [
+      'an allow-list only: nothing to meter',
+      { allowedIps: ['10.0.0.0/8'] },
+      { clientAddress: '10.1.2.3' },
+      {},
+    ],
+  ])(
+    'an allowed data-content decision carries exactly the caps to enforce: %s',
+    (_name, input, request, caps) => {
+      const resource = restricted(input)
+      const decision = decide(
+        request === undefined
+          ? { principal: reader, operation: 'table.read', resource }
+          : { principal: reader, operation: 'table.read', resource, request },
+      )
+      // Exactly these keys: an adapter meters every cap present, so an empty one must not appear.
+      expect(decision).toStrictEqual({ allowed: true, operation: 'table.read', dataContent: true, ...caps })
+    },
+  )
 
   test('raw, uncompiled restrictions are denied rather than trusted', () => {
     const resource = {
