@@ -60,8 +60,7 @@ export function parseClientAddress(text: string): ParsedAddress | undefined {
     const value = parseIpv4(text, 0, text.length)
     return value < 0 ? undefined : { family: 4, value }
   }
-  const end = zoneStart(text, 0, text.length)
-  const words = end < 0 ? undefined : parseIpv6(text, 0, end)
+  const words = parseZonedIpv6(text, text.length)
   if (words === undefined) return undefined
   return isMappedWords(words) ? { family: 4, value: words[3] } : { family: 6, words }
 }
@@ -82,8 +81,7 @@ export function parseAddressRule(text: string): RuleParseResult {
   let family: 4 | 6
   let value: bigint
   if (text.slice(0, addressEnd).includes(':')) {
-    const end = zoneStart(text, 0, addressEnd)
-    const words = end < 0 ? undefined : parseIpv6(text, 0, end)
+    const words = parseZonedIpv6(text, addressEnd)
     if (words === undefined) {
       return fail(`${quoted} is not a valid IPv6 address or CIDR; ${EXPECTED_IPV6}`)
     }
@@ -98,6 +96,7 @@ export function parseAddressRule(text: string): RuleParseResult {
     value = BigInt(v4)
   }
   const bits = familyBits(family)
+  // Stryker disable next-line EqualityOperator: equivalent because a rule starting with "/" has an empty address, rejected above
   const prefix = slash < 0 ? bits : parsePrefix(text, slash + 1, bits)
   if (prefix < 0) {
     return fail(
@@ -112,8 +111,9 @@ export function parseAddressRule(text: string): RuleParseResult {
   // A mapped network of /96 or longer lies wholly inside ::ffff:0:0/96, so it is the IPv4 rule
   // a.b.c.d/(p-96). With a shorter prefix the ffff group's lowest bit (bit 32) is a host bit, so a
   // mapped address never passes the check above: every rule with p < 96 is an IPv6 rule and, like
-  // ::/0, admits no IPv4 (mapped) client.
-  if (family === 6 && prefix >= 96 && isMappedBigInt(value)) {
+  // ::/0, admits no IPv4 (mapped) client. An IPv4 value (below 2^32) is never mapped, so being
+  // mapped here already means IPv6 and p >= 96.
+  if (isMappedBigInt(value)) {
     return { ok: true, rule: { family: 4, network: value & 0xffff_ffffn, prefix: prefix - 96 } }
   }
   return { ok: true, rule: { family, network: value, prefix } }
@@ -133,15 +133,16 @@ export function formatAddress(family: 4 | 6, value: bigint): string {
   for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(Number((value >> shift) & 0xffffn))
   let bestStart = -1
   let bestLength = 1 // RFC 5952 §4.2.2: a single zero group is never shortened to ::
-  for (let i = 0; i < 8; ) {
-    let j = i
-    while (j < 8 && groups[j] === 0) j++
-    if (j - i > bestLength) {
-      bestStart = i
-      bestLength = j - i
+  let runStart = 0 // where the current run of zero groups began
+  groups.forEach((group, i) => {
+    if (group !== 0) {
+      runStart = i + 1
+    } else if (i + 1 - runStart > bestLength) {
+      // Strictly longer only: on a tie the first run stays (§4.2.3).
+      bestStart = runStart
+      bestLength = i + 1 - runStart
     }
-    i = j === i ? i + 1 : j
-  }
+  })
   const hex = groups.map((group) => group.toString(16))
   if (bestStart < 0) return hex.join(':')
   return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`
@@ -179,7 +180,8 @@ function parseIpv4(text: string, start: number, end: number): number {
       part = part * 10 + (c - ZERO)
       if (part > 255) return -1
       digits++
-    } else if (c === DOT && digits > 0 && parts < 3) {
+      // A fifth part is left to the count at the end.
+    } else if (c === DOT && digits > 0) {
       value = value * 256 + part
       part = 0
       digits = 0
@@ -191,39 +193,55 @@ function parseIpv4(text: string, start: number, end: number): number {
   return digits > 0 && parts === 3 ? value * 256 + part : -1
 }
 
+/** IPv6 text with an optional `%zone` in `text[0, end)` as four words; undefined if either is bad. */
+function parseZonedIpv6(text: string, end: number): Ipv6Words | undefined {
+  const percent = text.indexOf('%')
+  // Stryker disable next-line EqualityOperator: equivalent because a "%" at 0 fails as a zone and as an address alike, and text[end] is "/" when a "%" follows end
+  if (percent < 0 || percent >= end) return parseIpv6(text, 0, end)
+  return isZone(text, percent + 1, end) ? parseIpv6(text, 0, percent) : undefined
+}
+
+/** A non-empty zone id in `text[start, end)`. */
+function isZone(text: string, start: number, end: number): boolean {
+  if (start === end) return false
+  for (let i = start; i < end; i++) {
+    if (!isZoneChar(text.charCodeAt(i))) return false
+  }
+  return true
+}
+
 /** RFC 4291 §2.2 text in `text[start, end)` as four words; undefined if not. */
 function parseIpv6(text: string, start: number, end: number): Ipv6Words | undefined {
   const groups = [0, 0, 0, 0, 0, 0, 0, 0]
   let count = 0
   let gap = -1
   let i = start
-  if (end - i >= 2 && text.charCodeAt(i) === COLON && text.charCodeAt(i + 1) === COLON) {
+  if (codeAt(text, i, end) === COLON && codeAt(text, i + 1, end) === COLON) {
     gap = 0
     i += 2
   }
   while (i < end) {
     let value = 0
     let j = i
-    for (; j < end && j - i < 5; j++) {
-      const digit = hexValue(text.charCodeAt(j))
-      if (digit < 0) break
+    // The span's end reads as -1, not a hex digit, so the scan stops there.
+    for (let digit = hexValue(codeAt(text, j, end)); digit >= 0; digit = hexValue(codeAt(text, ++j, end))) {
       value = value * 16 + digit
     }
-    if (j < end && text.charCodeAt(j) === DOT) {
-      // A dotted tail stands for the last two groups and must end the text.
-      if (count > 6) return undefined
+    if (codeAt(text, j, end) === DOT) {
+      // A dotted tail stands for the last two groups and must end the text; too many groups in
+      // all are left to the count at the end.
       const v4 = parseIpv4(text, i, end)
       if (v4 < 0) return undefined
       groups[count++] = Math.floor(v4 / 65536)
       groups[count++] = v4 % 65536
       break
     }
-    if (j === i || j - i > 4 || count === 8) return undefined
+    if (j === i || j - i > 4) return undefined
     groups[count++] = value
     if (j === end) break
     if (text.charCodeAt(j) !== COLON) return undefined
     j++
-    if (j < end && text.charCodeAt(j) === COLON) {
+    if (codeAt(text, j, end) === COLON) {
       if (gap >= 0) return undefined
       gap = count
       j++
@@ -251,15 +269,15 @@ function parseIpv6(text: string, start: number, end: number): Ipv6Words | undefi
   ]
 }
 
-/** Where the address in `text[start, end)` ends: before a valid `%zone`, or `end`; -1 for a bad zone. */
-function zoneStart(text: string, start: number, end: number): number {
-  const percent = text.indexOf('%', start)
-  if (percent < 0 || percent >= end) return end
-  if (percent + 1 === end) return -1
-  for (let i = percent + 1; i < end; i++) {
-    if (!isZoneChar(text.charCodeAt(i))) return -1
-  }
-  return percent
+/**
+ * The character code at `k` of a span ending at `end`, or -1 past it (no character any rule accepts).
+ * Every span ends at a "%", a "/" or the end of the text, and none of those is an address
+ * character, so reading past the end would give the same answers; the bound keeps each parse to its
+ * own span all the same.
+ */
+function codeAt(text: string, k: number, end: number): number {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,UnaryOperator: equivalent because the character at end is "%", "/" or none (see above)
+  return k < end ? text.charCodeAt(k) : -1
 }
 
 // Zone ids are interface names or numbers; RFC 6874 limits them to URI "unreserved" characters.
@@ -274,8 +292,9 @@ function isZoneChar(c: number): boolean {
   )
 }
 
+/** The value of a hex digit; negative for anything else (below "0", `c - ZERO` already is). */
 function hexValue(c: number): number {
-  if (c >= ZERO && c <= NINE) return c - ZERO
+  if (c <= NINE) return c - ZERO
   const lower = c | 0x20
   return lower >= 97 && lower <= 102 ? lower - 87 : -1
 }
@@ -283,7 +302,7 @@ function hexValue(c: number): number {
 /** A prefix length in `text[start..]`: decimal, no leading zeros, at most `max`; -1 if not. */
 function parsePrefix(text: string, start: number, max: number): number {
   const length = text.length - start
-  if (length < 1 || length > 3 || (length > 1 && text.charCodeAt(start) === ZERO)) return -1
+  if (length < 1 || (length > 1 && text.charCodeAt(start) === ZERO)) return -1
   let value = 0
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i)
