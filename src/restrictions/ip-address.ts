@@ -54,7 +54,7 @@ export function familyBits(family: 4 | 6): 32 | 128 {
  * parseClientAddress('::ffff:10.1.2.3') // { family: 4, value: 167838211 }
  * parseClientAddress('10.1.2.3:8080')   // undefined
  */
-export function parseClientAddress(text: string): ParsedAddress | undefined {
+export function parseClientAddress(text: string | undefined): ParsedAddress | undefined {
   if (typeof text !== 'string' || text.length > MAX_ADDRESS_LENGTH) return undefined
   if (!text.includes(':')) {
     const value = parseIpv4(text, 0, text.length)
