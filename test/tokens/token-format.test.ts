@@ -28,14 +28,16 @@ const VECTORS = [
 
 const VALID = VECTORS[2].value
 
-// Replays `bytes` cyclically as the CSPRNG output so that generation is deterministic.
+// Replays `bytes` cyclically as the CSPRNG output so that generation is deterministic. A stand-in
+// `crypto` global rather than a spy on the real one: Bun's `getRandomValues` is not configurable,
+// so a spy there outlives `restoreAllMocks` and every later test would draw the same bytes.
 function replayRandomBytes(bytes: readonly number[]): void {
   let next = 0
-  vi.spyOn(globalThis.crypto, 'getRandomValues').mockImplementation((array) => {
-    const view = new Uint8Array(array.buffer, array.byteOffset, array.byteLength)
-    for (let i = 0; i < view.length; i++) view[i] = bytes[next++ % bytes.length]!
+  const getRandomValues = (array: Uint8Array) => {
+    for (let i = 0; i < array.length; i++) array[i] = bytes[next++ % bytes.length]!
     return array
-  })
+  }
+  vi.stubGlobal('crypto', { getRandomValues })
 }
 
 function replace(value: string, index: number, char: string): string {
@@ -43,7 +45,6 @@ function replace(value: string, index: number, char: string): string {
 }
 
 afterEach(() => {
-  vi.restoreAllMocks()
   vi.unstubAllGlobals()
 })
 

@@ -23,15 +23,8 @@ const VECTORS = [
 
 type HashModule = typeof import('../../src/tokens/token-hash.js')
 
-let generation = 0
-
 // A fresh copy of the module, so that it resolves its synchronous path again under a stubbed runtime.
-// Bun's runner has no `vi.resetModules`; there a new query string is a new module instance.
 async function importFresh(): Promise<HashModule> {
-  if (typeof vi.resetModules !== 'function') {
-    generation += 1
-    return (await import(`../../src/tokens/token-hash.js?fresh=${generation}`)) as HashModule
-  }
   vi.resetModules()
   return import('../../src/tokens/token-hash.js')
 }
