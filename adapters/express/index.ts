@@ -32,6 +32,7 @@ import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
 import { isEncrypted, pipeToNodeResponse, writeBody, writeDenial } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
+import { prepareRequest } from './request-properties.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 
@@ -122,6 +123,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
 
   // Callback-style, not `async`: a request the policy answers synchronously costs no promise.
   const authenticate: RequestHandler = function authenticate(req, res, next) {
+    prepareRequest(req)
     whenAdmitted(
       admit(policy, reader(req), undefined, 'denial'),
       (admission) => {
@@ -148,6 +150,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     ): RequestHandler<P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return function requireAccess(req, res, next) {
+        prepareRequest(req)
         held.delete(req)
         const requirement = {
           operation,
@@ -160,9 +163,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
           admit(policy, reader(req), requirement, 'final'),
           (admission) => {
             if (!admission.ok) return sendDenial(res, admission.decision)
-            // Stores on Express's request are dearer than most (its prototype was swapped): the
-            // resolver's step set the principal already on the routes that have one.
-            if (req.principal !== admission.principal) req.principal = admission.principal
+            req.principal = admission.principal
             if (admission.allow !== undefined) req.accessDecision = admission.allow
             next()
           },

@@ -100,6 +100,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
 
   fastify.decorateRequest('principal', undefined)
   fastify.decorateRequest('accessDecision', undefined)
+  fastify.decorateRequest(EARLIER, undefined)
 
   fastify.decorateReply('sendDenial', function sendDenial(this: FastifyReply, decision: Deny) {
     const rendered = policy.render(decision)
@@ -155,9 +156,15 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
   // the `preHandler` below, which every such request reaches. Callback-style hooks: a request the
   // policy answers synchronously costs no promise.
   fastify.addHook('onRequest', function authenticateRequest(request, reply, done) {
-    if (request.routeOptions.config.access === undefined) return done()
+    const access = request.routeOptions.config.access
+    if (access === undefined) return done()
+    const read = () => {
+      const value = readRequest(request, BODY_NOT_YET_PARSED)
+      ;(request as GuardedRequest)[EARLIER] = { access, read: value }
+      return value
+    }
     whenAdmitted(
-      admit(policy, reader(request, BODY_NOT_YET_PARSED), undefined, 'denial'),
+      admit(policy, read, undefined, 'denial'),
       (admission) => {
         if (!admission.ok) return void reply.sendDenial(admission.decision)
         request.principal = admission.principal
@@ -169,7 +176,9 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
 
   // The body check (now that the body is parsed), then the route's operation, if it names one.
   fastify.addHook('preHandler', function guardRoute(request, reply, done) {
-    const access = request.routeOptions.config.access
+    const earlier = (request as GuardedRequest)[EARLIER]
+    // Read again only when `onRequest` left nothing: an unguarded route, or one it did not see.
+    const access = earlier !== undefined ? earlier.access : request.routeOptions.config.access
     if (access === undefined) return done()
     const { operation, resource } = access
     // A half-declared requirement that escaped `onRoute` fails closed in the core: no operation is
@@ -185,8 +194,10 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
             },
           }
     const body = () => bodyHasAccessToken(request.body)
+    const read = () =>
+      earlier !== undefined ? again(earlier.read, request, body) : readRequest(request, body)
     whenAdmitted(
-      admit(policy, reader(request, body), requirement, 'final'),
+      admit(policy, read, requirement, 'final'),
       (admission) => {
         if (!admission.ok) return void reply.sendDenial(admission.decision)
         request.principal = admission.principal
@@ -196,34 +207,46 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
       (error) => done(error as Error),
     )
   })
+}
 
-  // What `onRequest` read of a request, for its `preHandler`: the headers, the address and the
-  // protocol cannot change in between, and reading them again (`request.ip` runs proxy-addr under
-  // a `trustProxy`) is work for nothing.
-  const readOnRequest = new WeakMap<FastifyRequest, AdmissionRequest>()
+// What `onRequest` read of a guarded request and its route's requirement, for the `preHandler`: the
+// headers, address and protocol cannot change in between, and reading them again (`request.ip` runs
+// proxy-addr under a `trustProxy`, `routeOptions` builds an object) is work for nothing. A decorated
+// symbol, not a WeakMap: Fastify builds every request with the field, so the store is a plain write.
+const EARLIER = Symbol('data-access-policy.onRequest')
 
-  function reader(request: FastifyRequest, body: AdmissionRequest['bodyHasAccessToken']) {
-    return (): AdmissionRequest => {
-      const earlier = readOnRequest.get(request)
-      if (earlier !== undefined) {
-        return {
-          authorization: earlier.authorization,
-          queryHasAccessToken: earlier.queryHasAccessToken,
-          bodyHasAccessToken: body,
-          origin: earlier.origin,
-          principal: request.principal,
-        }
-      }
-      const read: AdmissionRequest = {
-        authorization: readAuthorizationValues(request.raw),
-        queryHasAccessToken: queryHasAccessToken(request.url),
-        bodyHasAccessToken: body,
-        origin: requestOrigin(request),
-        principal: request.principal,
-      }
-      if (body === BODY_NOT_YET_PARSED) readOnRequest.set(request, read)
-      return read
-    }
+interface EarlierRead {
+  readonly access: FastifyRouteAccess
+  readonly read: AdmissionRequest
+}
+
+type GuardedRequest = FastifyRequest & { [EARLIER]?: EarlierRead }
+
+function readRequest(
+  request: FastifyRequest,
+  body: AdmissionRequest['bodyHasAccessToken'],
+): AdmissionRequest {
+  return {
+    authorization: readAuthorizationValues(request.raw),
+    queryHasAccessToken: queryHasAccessToken(request.url),
+    bodyHasAccessToken: body,
+    origin: requestOrigin(request),
+    principal: request.principal,
+  }
+}
+
+// The `onRequest` read with the parsed body's check and the principal as it is now.
+function again(
+  earlier: AdmissionRequest,
+  request: FastifyRequest,
+  body: AdmissionRequest['bodyHasAccessToken'],
+): AdmissionRequest {
+  return {
+    authorization: earlier.authorization,
+    queryHasAccessToken: earlier.queryHasAccessToken,
+    bodyHasAccessToken: body,
+    origin: earlier.origin,
+    principal: request.principal,
   }
 }
 

@@ -1,0 +1,146 @@
+import { IncomingMessage } from 'node:http'
+import { createRequire } from 'node:module'
+import { Socket } from 'node:net'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { accessControl } from '../../adapters/express/index.js'
+import { prepareRequest } from '../../adapters/express/request-properties.js'
+import { createAccessPolicy, type Principal, parseScopes } from '../../src/index.js'
+import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
+import { createApiToken } from '../../src/tokens/token-record.js'
+import { listening } from './listen.js'
+
+const express = createRequire(import.meta.url)('express') as typeof import('express')
+
+// `req.principal` and `req.accessDecision` live in accessors on Express's shared request prototype
+// (a speed-up): what a host reads must be what it would read from plain properties.
+
+let port: number
+let close: () => Promise<void>
+const tokens: Record<string, string> = {}
+
+beforeAll(async () => {
+  const store = new MemoryTokenStore()
+  for (const userId of ['alice', 'bob']) {
+    const { record, value } = createApiToken({
+      userId,
+      name: 't',
+      scopes: 'data.metadata',
+      now: Date.now() - 1000,
+    })
+    await store.save(record)
+    tokens[userId] = value
+  }
+  const access = accessControl({ policy: createAccessPolicy({ tokens: store }) })
+  const own = (req: { params: { owner?: string | string[] }; principal: Principal }) =>
+    req.params.owner === req.principal.userId
+      ? ({ kind: 'dataset', publicLevel: 'none', userLevel: 'metadata' } as const)
+      : undefined
+  const seen = (req: import('express').Request) => ({
+    principal: req.principal?.userId ?? null,
+    decision: req.accessDecision?.operation ?? null,
+  })
+
+  // A mounted app's requests take its own prototype on the way in and the parent's on the way out.
+  const sub = express()
+  sub.get('/:owner/metadata', access.require('dataset.metadata', own), (req, res, next) => {
+    res.setHeader('x-in-sub', JSON.stringify(seen(req)))
+    next()
+  })
+  const app = express()
+  app.use('/api', access.authenticate)
+  app.use('/api/datasets', sub)
+  app.use('/api/datasets', (req, res) => res.json(seen(req)))
+  // A host's own session middleware that sets the principal before any guard runs.
+  app.use('/session', (req, _res, next) => {
+    req.principal = { kind: 'token', userId: 'carol', scopes: parseScopes('data.metadata') }
+    next()
+  })
+  app.get('/session/:owner/metadata', access.require('dataset.metadata', own), (req, res) =>
+    res.json(seen(req)),
+  )
+  // A request that no guard touched.
+  app.get('/plain', (req, res) => res.json({ ...seen(req), keys: Object.keys(req).includes('principal') }))
+  ;({ port, close } = await listening(app.listen(0, '127.0.0.1')))
+})
+
+afterAll(() => close())
+
+const get = (path: string, token?: string) =>
+  fetch(`http://127.0.0.1:${port}${path}`, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  })
+
+describe('Express request properties', () => {
+  test('are seen inside a mounted app and after it, in the parent', async () => {
+    const response = await get('/api/datasets/alice/metadata', tokens.alice)
+    expect(response.status).toBe(200)
+    expect(JSON.parse(response.headers.get('x-in-sub')!)).toEqual({
+      principal: 'alice',
+      decision: 'dataset.metadata',
+    })
+    expect(await response.json()).toEqual({ principal: 'alice', decision: 'dataset.metadata' })
+  })
+
+  test('belong to their own request when requests interleave', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? 'alice' : 'bob')).map(async (user) => {
+        const response = await get(`/api/datasets/${user}/metadata`, tokens[user])
+        return [user, (await response.json()) as { principal: string }] as const
+      }),
+    )
+    for (const [user, body] of answers) expect(body.principal).toBe(user)
+  })
+
+  test('keep a principal the host set before the guard', async () => {
+    const response = await get('/session/carol/metadata')
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ principal: 'carol', decision: 'dataset.metadata' })
+  })
+
+  test('are unset on a request no guard touched', async () => {
+    const response = await get('/plain', tokens.alice)
+    expect(await response.json()).toEqual({ principal: null, decision: null, keys: false })
+  })
+})
+
+describe('prepareRequest', () => {
+  const message = () => new IncomingMessage(new Socket())
+
+  test('leaves a prototype chain that already defines the properties as it is', () => {
+    const shared = Object.create(IncomingMessage.prototype, { principal: { value: 'host', writable: true } })
+    const req = message()
+    Object.setPrototypeOf(req, Object.create(shared))
+    prepareRequest(req)
+    expect(Object.getOwnPropertyDescriptor(shared, 'accessDecision')).toBeUndefined()
+    ;(req as unknown as { principal: string }).principal = 'set'
+    expect(Object.hasOwn(req, 'principal')).toBe(true)
+  })
+
+  test('adds nothing to a request outside an Express app, nor to Node itself', () => {
+    const req = message()
+    prepareRequest(req)
+    prepareRequest(Object.create(null) as object)
+    expect(Object.getOwnPropertyDescriptor(IncomingMessage.prototype, 'principal')).toBeUndefined()
+    expect('principal' in req).toBe(false)
+  })
+
+  test('adds accessors once to the prototype Express apps share', () => {
+    const shared = Object.create(IncomingMessage.prototype) as object
+    const app = Object.create(shared) as object
+    const first = message()
+    const second = message()
+    Object.setPrototypeOf(first, app)
+    Object.setPrototypeOf(second, Object.create(app))
+    prepareRequest(first)
+    prepareRequest(second)
+    const descriptor = Object.getOwnPropertyDescriptor(shared, 'principal')!
+    expect(typeof descriptor.get).toBe('function')
+    expect(Object.getOwnPropertyDescriptor(app, 'principal')).toBeUndefined()
+    const holder = first as unknown as { principal?: string; accessDecision?: string }
+    holder.principal = 'alice'
+    holder.accessDecision = 'allow'
+    expect([holder.principal, holder.accessDecision]).toEqual(['alice', 'allow'])
+    expect((second as unknown as { principal?: string }).principal).toBeUndefined()
+    expect(Object.keys(first)).not.toContain('principal')
+  })
+})
