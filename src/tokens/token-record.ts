@@ -210,6 +210,7 @@ function requireExpiry(expiresAt: number, after: number | undefined): number {
   if (!Number.isSafeInteger(expiresAt) || expiresAt < 0) {
     throw new ConfigError(['expiresAt'], 'must be epoch milliseconds')
   }
+  // Stryker disable next-line ConditionalExpression: equivalent because `expiresAt <= undefined` is false
   if (after !== undefined && expiresAt <= after) throw new ConfigError(['expiresAt'], 'must be after now')
   return expiresAt
 }

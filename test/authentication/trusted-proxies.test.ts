@@ -4,6 +4,7 @@ import {
   forwardedProtocol,
   resolveForwarded,
   strictProtocol,
+  type TrustFunction,
   type TrustProxy,
 } from '../../src/authentication/trusted-proxies.js'
 import { ConfigError } from '../../src/errors.js'
@@ -66,9 +67,14 @@ describe('compileTrustProxy', () => {
 })
 
 describe('resolveForwarded', () => {
-  const trust = compileTrustProxy('127.0.0.1')
+  // Compiled inside each test: a throw while the file is collected would fail no test at all.
   const resolve = (peerAddress: string | undefined, forwardedFor?: string, forwardedProto?: string) =>
-    resolveForwarded(trust, { peerAddress, directProtocol: 'http', forwardedFor, forwardedProto })
+    resolveForwarded(compileTrustProxy('127.0.0.1'), {
+      peerAddress,
+      directProtocol: 'http',
+      forwardedFor,
+      forwardedProto,
+    })
 
   test.each([
     ['no headers', '127.0.0.1', undefined, undefined, { clientAddress: '127.0.0.1', protocol: 'http' }],
@@ -116,6 +122,20 @@ describe('resolveForwarded', () => {
     ],
     ['no peer address', undefined, '10.1.2.3', 'https', { clientAddress: undefined, protocol: 'http' }],
     [
+      'a trusted proxy that sends only X-Forwarded-Proto',
+      '127.0.0.1',
+      undefined,
+      'https',
+      { clientAddress: '127.0.0.1', protocol: 'https' },
+    ],
+    [
+      'an untrusted peer that sends only X-Forwarded-Proto',
+      '198.51.100.9',
+      undefined,
+      'https',
+      { clientAddress: '198.51.100.9', protocol: 'http' },
+    ],
+    [
       'empty entries and spaces, as Express reads them',
       '127.0.0.1',
       ' 198.51.100.9 ,, 127.0.0.1 ',
@@ -124,6 +144,36 @@ describe('resolveForwarded', () => {
     ],
   ])('%s', (_name, peer, forwardedFor, forwardedProto, expected) => {
     expect(resolve(peer, forwardedFor, forwardedProto)).toEqual(expected)
+  })
+})
+
+describe('resolveForwarded with other trust functions', () => {
+  const origin = (trust: TrustFunction, forwardedFor: string) =>
+    resolveForwarded(trust, {
+      peerAddress: '127.0.0.1',
+      directProtocol: 'http',
+      forwardedFor,
+      forwardedProto: undefined,
+    })
+
+  test('trusting every hop, the client is the leftmost entry', () => {
+    expect(origin(compileTrustProxy(true), '203.0.113.7, 10.0.0.2, 10.0.0.1').clientAddress).toBe(
+      '203.0.113.7',
+    )
+  })
+
+  test('numbers the hops from the peer outwards, as Express does', () => {
+    const hops: [string, number][] = []
+    const twoHops: TrustFunction = (address, hop) => {
+      hops.push([address, hop])
+      return hop < 2
+    }
+    expect(origin(twoHops, '203.0.113.7, 10.0.0.2, 10.0.0.1').clientAddress).toBe('10.0.0.2')
+    expect(hops).toEqual([
+      ['127.0.0.1', 0],
+      ['10.0.0.1', 1],
+      ['10.0.0.2', 2],
+    ])
   })
 })
 

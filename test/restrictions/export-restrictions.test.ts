@@ -32,6 +32,10 @@ describe('compileExportRestrictions', () => {
     expect(isExportRestrictions(restrictions)).toBe(true)
   })
 
+  test('names the bad field alone when no path is given', () => {
+    expect(() => compileExportRestrictions({ maxRecords: -1 })).toThrow(/^maxRecords: -1 is not a valid cap/)
+  })
+
   test('treats undefined fields as absent and -0 as 0', () => {
     expect(compileExportRestrictions({ maxBytes: undefined, maxRecords: -0 })).toEqual({ maxRecords: 0 })
     expect(Object.is(compileExportRestrictions({ maxRecords: -0 }).maxRecords, 0)).toBe(true)
@@ -134,6 +138,14 @@ describe('exportRestrictionsSchema', () => {
         message: `"10.1" is not a valid IPv4 address or CIDR; ${EXPECTED_IPV4}`,
       },
     ])
+    expect(new Set(result.error?.issues.map(({ code }) => code))).toEqual(new Set(['custom']))
+  })
+
+  test('reports input that is not an object at the path of the restrictions themselves', () => {
+    const result = exportRestrictionsSchema.safeParse(5)
+    expect(result.error?.issues.map(({ path, message }) => ({ path, message }))).toEqual([
+      { path: [], message: '5 is not an object; expected { maxBytes?, maxRecords?, allowedIps? }' },
+    ])
   })
 })
 
@@ -183,6 +195,10 @@ describe('checkClientAddress', () => {
     expect(checkClientAddress(raw({ allowedIps: ['10.1.2.77/24'] }), '10.1.2.3')).toBe(false)
     expect(checkClientAddress(raw({ maxRecords: -1 }), '10.1.2.3')).toBe(false)
     expect(checkClientAddress(raw(null), '10.1.2.3')).toBe(false)
+    // The first and last addresses of each family too: the denial has no range at all.
+    for (const address of ['0.0.0.0', '255.255.255.255', '::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff']) {
+      expect(checkClientAddress(raw({ maxRecords: -1 }), address)).toBe(false)
+    }
   })
 })
 
@@ -270,15 +286,22 @@ describe('combineRestrictions', () => {
     ],
   ])('combines %j into %j', (inputs, expected) => {
     const combined = combineRestrictions(...inputs.map(compile))
-    expect(combined).toEqual(expected)
+    // Strictly: a cap no argument sets is absent, not present as undefined.
+    expect(combined).toStrictEqual(expected)
     expect(isExportRestrictions(combined)).toBe(true)
     expect(Object.isFrozen(combined)).toBe(true)
   })
 
-  test('returns a single argument as is, and reuses one list met twice', () => {
-    const only = compile({ maxRecords: 5, allowedIps: ['10.0.0.0/8'] })
+  test('returns a single argument as is, and keeps the rules as written when one list is met twice', () => {
+    // Intersected with itself, this list would shrink to the one CIDR that covers it.
+    const only = compile({ maxRecords: 5, allowedIps: ['10.1.0.0/16', '10.0.0.0/8'] })
     expect(combineRestrictions(only)).toBe(only)
     expect(combineRestrictions(only, only)).toEqual(only)
+  })
+
+  test('without arguments restricts nothing', () => {
+    expect(combineRestrictions()).toStrictEqual({})
+    expect(checkClientAddress(combineRestrictions(), '203.0.113.7')).toBe(true)
   })
 
   test('a disjoint combination admits nobody', () => {

@@ -100,6 +100,10 @@ describe('isWellFormedTokenValue', () => {
     ['a full-width digit', replace(VALID, 20, '０')],
     ['a checksum off by one unit', replace(VALID, 41, '4')],
     ['a checksum longer than six digits would need', `${VALID.slice(0, 36)}z${VALID.slice(37)}`],
+    // Checksums computed as the vectors above: the CRC matches, only the format tells them apart.
+    ['an unknown prefix with its own valid checksum', 'dax_000000000000000000000000000000002l2VcN'],
+    // The valid value ends in …eLaz (CRC 0x38f0bf09); read as digit -1, a '-' after …eLb sums to it.
+    ['a non-digit in the checksum that would sum to the CRC', 'dap_0000000000000000000000000000006412eLb-'],
   ]
 
   it.each(ill)('rejects %s', (_, value) => {
@@ -127,12 +131,19 @@ describe('generateTokenValue', () => {
   })
 
   it('refuses an unknown kind', () => {
-    expect(() => generateTokenValue('basic' as never)).toThrow(InvalidArgumentError)
+    expect(() => generateTokenValue('basic' as never)).toThrow(
+      new InvalidArgumentError('kind must be "api" or "oauth"'),
+    )
   })
 
-  it('needs Web Crypto', () => {
-    vi.stubGlobal('crypto', undefined)
-    expect(() => generateTokenValue('api')).toThrow(/getRandomValues/)
+  it.each([
+    ['no crypto global', undefined],
+    ['a crypto global without getRandomValues', {}],
+  ])('needs Web Crypto: %s', (_, crypto) => {
+    vi.stubGlobal('crypto', crypto)
+    const generate = () => generateTokenValue('api')
+    expect(generate).toThrow(InvalidArgumentError)
+    expect(generate).toThrow('generating tokens needs Web Crypto (globalThis.crypto.getRandomValues)')
   })
 })
 
@@ -143,7 +154,9 @@ describe('generateRandomBase62', () => {
   })
 
   it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('refuses length %s', (length) => {
-    expect(() => generateRandomBase62(length)).toThrow(InvalidArgumentError)
+    expect(() => generateRandomBase62(length)).toThrow(
+      new InvalidArgumentError('length must be a non-negative integer'),
+    )
   })
 })
 

@@ -5,6 +5,7 @@ import { isWellFormedTokenValue, tokenKindOf } from '../../src/tokens/token-form
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import {
   type CreateApiTokenOptions,
+  type CreateOAuthTokenOptions,
   createApiToken,
   createOAuthToken,
   DEFAULT_OAUTH_TOKEN_TTL_MS,
@@ -87,6 +88,10 @@ describe('createApiToken', () => {
     expect(apiRecord({ id: 'seed-ci_1' }).id).toBe('seed-ci_1')
   })
 
+  it('accepts a user id of the longest length', () => {
+    expect(apiRecord({ userId: 'u'.repeat(256) }).userId).toHaveLength(256)
+  })
+
   it('trims the name and counts characters, not UTF-16 units', () => {
     expect(apiRecord({ name: '  nightly export\t' }).name).toBe('nightly export')
     expect(apiRecord({ name: '🔑'.repeat(100) }).name).toBe('🔑'.repeat(100))
@@ -105,6 +110,13 @@ describe('createApiToken', () => {
     ['a fractional expiry', { expiresAt: NOW + 0.5 }, 'expiresAt: must be epoch milliseconds'],
     ['an id with a slash', { id: 'a/b' }, 'id: must be 1–64 characters'],
     ['an empty id', { id: '' }, 'id: must be 1–64 characters'],
+    // A number would pass the patterns once coerced to text.
+    ['an id that is a number', { id: 7 as never }, 'id: must be 1–64 characters'],
+    [
+      'a user id that is not a string',
+      { userId: 7 as never },
+      'userId: must be a string of 1–256 characters',
+    ],
   ]
 
   it.each(invalid)('refuses %s with a ConfigError naming the field', (_, overrides, message) => {
@@ -157,19 +169,23 @@ describe('createOAuthToken', () => {
     ).toBeTruthy()
   })
 
-  it.each([
-    ['a zero lifetime', { ttlMs: 0 }, 'ttlMs'],
-    ['a negative lifetime', { ttlMs: -1 }, 'ttlMs'],
-    ['a fractional lifetime', { ttlMs: 1.5 }, 'ttlMs'],
-    ['an overflowing lifetime', { ttlMs: Number.MAX_SAFE_INTEGER }, 'ttlMs'],
-    ['an empty client id', { clientId: '' }, 'clientId'],
-    ['a client id with a space', { clientId: 'my app' }, 'clientId'],
-    ['an 81-character client id', { clientId: 'c'.repeat(81) }, 'clientId'],
-    ['an empty user id', { userId: '' }, 'userId'],
-  ])('refuses %s', (_, overrides, field) => {
-    const options = { userId: 'alice', scopes: '', now: NOW, ...overrides }
+  const TTL = 'ttlMs: must be a positive integer number of milliseconds'
+  const CLIENT = 'clientId: must be 1–80 visible ASCII characters'
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a zero lifetime', { ttlMs: 0 }, TTL],
+    ['a negative lifetime', { ttlMs: -1 }, TTL],
+    ['a fractional lifetime', { ttlMs: 1.5 }, TTL],
+    ['an overflowing lifetime', { ttlMs: Number.MAX_SAFE_INTEGER }, TTL],
+    ['an empty client id', { clientId: '' }, CLIENT],
+    ['a client id with a space', { clientId: 'my app' }, CLIENT],
+    ['an 81-character client id', { clientId: 'c'.repeat(81) }, CLIENT],
+    // A number would pass the pattern once coerced to text.
+    ['a client id that is a number', { clientId: 7 }, CLIENT],
+    ['an empty user id', { userId: '' }, 'userId: '],
+  ])('refuses %s', (_, overrides, message) => {
+    const options = { userId: 'alice', scopes: '', now: NOW, ...overrides } as CreateOAuthTokenOptions
     expect(() => createOAuthToken(options)).toThrow(ConfigError)
-    expect(() => createOAuthToken(options)).toThrow(`${field}: `)
+    expect(() => createOAuthToken(options)).toThrow(message)
   })
 
   it('refuses a bad clock', () => {
@@ -221,11 +237,19 @@ describe('importApiToken', () => {
   })
 
   it('refuses a value that is not a string', () => {
-    expect(() => importApiToken({ ...base, value: 42 as never })).toThrow(TokenFormatError)
+    expect(() => importApiToken({ ...base, value: 42 as never })).toThrow(
+      new TokenFormatError('value is not a well-formed API token (dap_ + 32 base62 + checksum)'),
+    )
   })
 
   it('refuses a malformed expiry', () => {
-    expect(() => importApiToken({ ...base, value: KNOWN_VALUE, expiresAt: -1 })).toThrow('expiresAt: ')
+    expect(() => importApiToken({ ...base, value: KNOWN_VALUE, expiresAt: -1 })).toThrow(
+      'expiresAt: must be epoch milliseconds',
+    )
+  })
+
+  it('takes any expiry from the epoch on, since an imported token may have expired long ago', () => {
+    expect(importApiToken({ ...base, value: KNOWN_VALUE, expiresAt: 0 }).expiresAt).toBe(0)
   })
 })
 
@@ -337,26 +361,46 @@ describe('tokenRecordSchema', () => {
     expect(tokenRecordSchema.parse(oauth)).toEqual(oauth)
   })
 
-  it.each([
-    ['an unknown key (a value must never be stored)', { value: KNOWN_VALUE }],
-    ['an explicit undefined optional field', { lastUsedAt: undefined }],
-    ['an unknown kind', { kind: 'session' }],
-    ['an upper-case hash', { hash: KNOWN_HASH.toUpperCase() }],
-    ['a short hash', { hash: KNOWN_HASH.slice(1) }],
-    ['scopes without public', { scopes: ['data.data'] }],
-    ['scopes out of contract order', { scopes: ['public', 'wokflow.read', 'data.data'] }],
-    ['duplicate scopes', { scopes: ['public', 'data.data', 'data.data'] }],
-    ['an unknown scope', { scopes: ['public', 'workflow.read'] }],
-    ['a hint of the other kind', { hint: 'dao_…Cnw5' }],
-    ['a hint with more than four characters', { hint: 'dap_…Cnw55' }],
-    ['a name with surrounding spaces', { name: ' ci ' }],
-    ['an empty name', { name: '' }],
-    ['a client id on an API token', { clientId: 'cli' }],
-    ['a negative createdAt', { createdAt: -1 }],
-    ['a fractional expiresAt', { expiresAt: NOW + 0.5 }],
-    ['an id with a space', { id: 'tok 1' }],
-    ['an empty user id', { userId: '' }],
-  ])('rejects %s', (_, overrides) => {
-    expect(tokenRecordSchema.safeParse({ ...valid, ...overrides }).success).toBe(false)
+  const HEX = 'must be a SHA-256 in lower-case hex'
+  const HINT = 'must be a prefix, "…" and four base62 characters'
+  const ORDER = 'must start with "public" and follow contract order without duplicates'
+  // The field each refusal names, and the library's own message where it writes one.
+  it.each<[string, Record<string, unknown>, string, string?]>([
+    ['an unknown key (a value must never be stored)', { value: KNOWN_VALUE }, ''],
+    ['an explicit undefined optional field', { lastUsedAt: undefined }, 'lastUsedAt'],
+    ['an unknown kind', { kind: 'session' }, 'kind'],
+    ['an upper-case hash', { hash: KNOWN_HASH.toUpperCase() }, 'hash', HEX],
+    ['a short hash', { hash: KNOWN_HASH.slice(1) }, 'hash', HEX],
+    ['a hash with a character before it', { hash: `0${KNOWN_HASH}` }, 'hash', HEX],
+    ['a hash with a character after it', { hash: `${KNOWN_HASH}0` }, 'hash', HEX],
+    ['scopes without public', { scopes: ['data.data'] }, 'scopes', ORDER],
+    ['scopes out of contract order', { scopes: ['public', 'wokflow.read', 'data.data'] }, 'scopes', ORDER],
+    ['duplicate scopes', { scopes: ['public', 'data.data', 'data.data'] }, 'scopes', ORDER],
+    ['an unknown scope', { scopes: ['public', 'workflow.read'] }, 'scopes.1'],
+    ['a hint of the other kind', { hint: 'dao_…Cnw5' }, 'hint', 'must start with dap_'],
+    ['a hint with more than four characters', { hint: 'dap_…Cnw55' }, 'hint', HINT],
+    ['a hint with a character before it', { hint: 'xdap_…Cnw5' }, 'hint', HINT],
+    ['a name with surrounding spaces', { name: ' ci ' }, 'name', 'must not start or end with white space'],
+    ['an empty name', { name: '' }, 'name', 'must not be empty'],
+    ['a client id on an API token', { clientId: 'cli' }, 'clientId', 'only OAuth tokens have a client id'],
+    ['a negative createdAt', { createdAt: -1 }, 'createdAt'],
+    ['a fractional expiresAt', { expiresAt: NOW + 0.5 }, 'expiresAt'],
+    ['an id with a space', { id: 'tok 1' }, 'id'],
+    ['an empty user id', { userId: '' }, 'userId'],
+  ])('rejects %s', (_, overrides, field, message) => {
+    const result = tokenRecordSchema.safeParse({ ...valid, ...overrides })
+    expect(result.success).toBe(false)
+    const issues = result.error?.issues.map((issue) => ({ ...issue, field: issue.path.join('.') }))
+    expect(issues).toContainEqual(expect.objectContaining({ field }))
+    if (message !== undefined) expect(issues).toContainEqual(expect.objectContaining({ field, message }))
+  })
+
+  it('names its own refusals "custom" issues, as zod does for refinements', () => {
+    const result = tokenRecordSchema.safeParse({ ...valid, name: ' ci ', clientId: 'cli', hint: 'dao_…Cnw5' })
+    expect(result.error?.issues.map(({ code, path }) => [code, path.join('.')]).sort()).toEqual([
+      ['custom', 'clientId'],
+      ['custom', 'hint'],
+      ['custom', 'name'],
+    ])
   })
 })
