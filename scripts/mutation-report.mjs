@@ -50,9 +50,13 @@ const table = [
   ]),
 ]
 const version = report.framework?.version === undefined ? '' : ` ${report.framework.version}`
+// An incremental run reuses earlier results, and Stryker can carry a survivor over after a test
+// that kills it was added: the page says which kind of run wrote the table.
+const full = process.argv.includes('--full')
+const kind = full ? 'a full run (`npm run mutation:full`)' : 'an incremental run (`npm run mutation`)'
 const generated = [
   START,
-  `Last run: ${date}, Stryker${version}. Written by \`npm run mutation\` (scripts/mutation-report.mjs); do not edit by hand.`,
+  `Last run: ${date}, Stryker${version}, ${kind}. Written by scripts/mutation-report.mjs; do not edit by hand.`,
   '',
   ...table,
   END,

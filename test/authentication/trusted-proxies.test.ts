@@ -45,6 +45,19 @@ describe('compileTrustProxy', () => {
     expect(compile).toThrow(message)
   })
 
+  test("the error's cause keeps the position of the entry in the list", () => {
+    let thrown: unknown
+    try {
+      compileTrustProxy('10.0.0.1, 010.0.0.1')
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ConfigError)
+    expect((thrown as ConfigError).path).toEqual(['trustProxy'])
+    expect((thrown as ConfigError).cause).toBeInstanceOf(ConfigError)
+    expect(((thrown as ConfigError).cause as ConfigError).path).toEqual(['trustProxy', 1])
+  })
+
   test('names the option it was given', () => {
     expect(() => compileTrustProxy('010.0.0.1', ['--trust-proxy'])).toThrow(/^--trust-proxy/)
   })
