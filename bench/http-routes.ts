@@ -5,9 +5,9 @@
  * hand-written bearer guard with the same resolver does (the floor), and its own bearer plugin.
  */
 export const BENCH_ROUTES = {
-  express: ['open', 'guarded', 'floor'],
-  fastify: ['open', 'guarded', 'floor', 'bearer'],
-  hono: ['open', 'guarded', 'floor', 'bearer'],
+  express: ['open', 'pass', 'guarded', 'floor'],
+  fastify: ['open', 'pass', 'guarded', 'floor', 'bearer'],
+  hono: ['open', 'pass', 'guarded', 'floor', 'bearer'],
 } as const
 
 /** The path of a route: the same shape on every route, `…/datasets/:owner/:name/metadata`. */

@@ -58,6 +58,9 @@ function floorAdmits(tokens: MemoryTokenStore, header: string | undefined, param
   return describe(params, principal) !== undefined && record.scopes.includes('data.metadata')
 }
 
+// The `pass` route's middleware: the framework's own cost of one more step on a route.
+const passThrough = (_req: unknown, _res: unknown, next: () => void) => next()
+
 async function start(
   framework: string,
   policy: ReturnType<typeof createAccessPolicy>,
@@ -72,6 +75,9 @@ async function start(
       '/guarded/datasets/:owner/:name/metadata',
       access.require<DatasetParams>('dataset.metadata', (req) => describe(req.params, req.principal)),
       (req, res) => res.json(metadataOf(req.params)),
+    )
+    app.get('/pass/datasets/:owner/:name/metadata', passThrough, (req, res) =>
+      res.json(metadataOf(req.params)),
     )
     app.get<'/floor/datasets/:owner/:name/metadata', DatasetParams>(
       '/floor/datasets/:owner/:name/metadata',
@@ -95,6 +101,11 @@ async function start(
     app.get<{ Params: DatasetParams }>(
       '/guarded/datasets/:owner/:name/metadata',
       { config: { access: { operation: 'dataset.metadata', resource: dataset } } },
+      async (req) => metadataOf(req.params),
+    )
+    app.get<{ Params: DatasetParams }>(
+      '/pass/datasets/:owner/:name/metadata',
+      { preHandler: (_req, _reply, done) => done() },
       async (req) => metadataOf(req.params),
     )
     app.get<{ Params: DatasetParams }>(
@@ -122,6 +133,11 @@ async function start(
   app.get(
     '/guarded/datasets/:owner/:name/metadata',
     access.require<'/:owner/:name'>('dataset.metadata', (c) => describe(c.req.param(), c.get('principal'))),
+    (c) => c.json(metadataOf(c.req.param())),
+  )
+  app.get(
+    '/pass/datasets/:owner/:name/metadata',
+    (_c, next) => next(),
     (c) => c.json(metadataOf(c.req.param())),
   )
   app.get(

@@ -1,9 +1,10 @@
-// Loopback HTTP benchmark: for each framework, the same route unguarded, guarded by this library as
-// the README writes it, and guarded by the framework's own bearer plugin, under the same autocannon
-// load, in alternating rounds. Cost is server CPU per request; every figure is a median over rounds,
-// and the comparisons are medians of the per-round differences and ratios, so drift on a shared
-// machine between two rounds never lands on one route alone.
-import { type ChildProcess, fork } from 'node:child_process'
+// Loopback HTTP benchmark: for each framework, the same route unguarded, behind a pass-through
+// middleware, guarded by this library as the README writes it, guarded by a hand-written floor, and
+// guarded by the framework's own bearer plugin, under the same autocannon load, in alternating
+// rounds. Cost is server CPU per request, the server alone on its core; every figure is a median
+// over rounds, and each comparison is computed from those medians.
+import { type ChildProcess, execFileSync, fork } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { median } from './harness.js'
@@ -23,15 +24,17 @@ export interface HttpRoute {
 export interface HttpFramework {
   readonly framework: string
   readonly routes: readonly HttpRoute[]
-  /** Median over rounds of (guarded − open) server CPU per request, in µs. */
+  /** (guarded − open) server CPU per request, in µs, from the medians. */
   readonly guardCostMicros: number
-  /** Median over rounds of guarded ÷ open throughput. */
+  /** (pass − open): what one more middleware step costs on the framework, in µs. */
+  readonly passCostMicros: number
+  /** guarded ÷ open throughput, from the medians. */
   readonly guardedVsOpen: number
-  /** Median over rounds of guarded ÷ bearer-plugin throughput, when the framework has one. */
+  /** guarded ÷ bearer-plugin throughput, when the framework has one. */
   readonly guardedVsBearer?: number
-  /** Median over rounds of (bearer − open) server CPU per request, in µs. */
+  /** (bearer − open) server CPU per request, in µs. */
   readonly bearerCostMicros?: number
-  /** Median over rounds of (floor − open) server CPU per request, in µs: what any such guard costs. */
+  /** (floor − open) server CPU per request, in µs: what any such guard costs. */
   readonly floorCostMicros: number
 }
 
@@ -71,11 +74,34 @@ async function measure(child: ChildProcess, url: string, token: string, seconds:
   }
 }
 
-async function benchFramework(framework: keyof typeof BENCH_ROUTES, seconds: number, rounds: number) {
+/**
+ * Gives the server a core of its own, and autocannon the others, where `taskset` exists. Sharing two
+ * cores, the load generator and the server took turns on both, and the server's CPU per request
+ * swung with how often it was woken (a guarded route once measured cheaper than the open one);
+ * alone on its core the server is saturated, so its CPU per request is its own work.
+ */
+function pinApart(child: ChildProcess): void {
+  const cores = availableParallelism()
+  if (cores < 2 || child.pid === undefined) return
+  const last = String(cores - 1)
+  try {
+    execFileSync('taskset', ['-pc', last, String(child.pid)], { stdio: 'ignore' })
+    execFileSync('taskset', ['-pc', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' })
+    pinned = true
+  } catch {
+    // No taskset (or not allowed): both share every core, as before; the page says so.
+  }
+}
+
+/** Whether the last run gave the server a core of its own. */
+export let pinned = false
+
+export async function benchFramework(framework: keyof typeof BENCH_ROUTES, seconds: number, rounds: number) {
   const child = fork(join(import.meta.dirname, 'http-server.ts'), [framework], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
+  pinApart(child)
   try {
     const ready = await new Promise<{ port: number; token: string }>((resolve, reject) => {
       child.once('message', (message) => resolve(message as { port: number; token: string }))
@@ -97,16 +123,13 @@ async function benchFramework(framework: keyof typeof BENCH_ROUTES, seconds: num
         samples.get(route)!.push(sample)
       }
     }
-    return summarize(framework, samples, rounds)
+    return summarize(framework, samples)
   } finally {
     child.send('exit')
   }
 }
 
-function summarize(framework: string, samples: Map<string, Sample[]>, rounds: number): HttpFramework {
-  const of = (route: string) => samples.get(route) ?? []
-  const paired = (route: string, f: (a: Sample, open: Sample) => number) =>
-    median(Array.from({ length: rounds }, (_, i) => f(of(route)[i]!, of('open')[i]!)))
+function summarize(framework: string, samples: Map<string, Sample[]>): HttpFramework {
   const routes = [...samples].map(([route, list]) => ({
     framework,
     route,
@@ -115,24 +138,29 @@ function summarize(framework: string, samples: Map<string, Sample[]>, rounds: nu
     cpuMicrosPerRequest: median(list.map((s) => s.cpuMicrosPerRequest)),
     non2xx: list.reduce((sum, s) => sum + s.non2xx, 0),
   }))
-  const hasBearer = samples.has('bearer')
+  // Every comparison is computed from the medians in the route table, so the page's figures agree
+  // with each other: a reader can redo each subtraction and division from the table.
+  const of = (route: string) => routes.find((r) => r.route === route)
+  const open = of('open')!
+  const cost = (route: string) => {
+    const row = of(route)
+    return row === undefined ? undefined : row.cpuMicrosPerRequest - open.cpuMicrosPerRequest
+  }
+  const guarded = of('guarded')!
+  const bearer = of('bearer')
   return {
     framework,
     routes,
-    guardCostMicros: paired('guarded', (g, o) => g.cpuMicrosPerRequest - o.cpuMicrosPerRequest),
-    floorCostMicros: paired('floor', (f, o) => f.cpuMicrosPerRequest - o.cpuMicrosPerRequest),
-    guardedVsOpen: paired('guarded', (g, o) => g.requestsPerSecond / o.requestsPerSecond),
-    ...(hasBearer
-      ? {
-          guardedVsBearer: median(
-            Array.from(
-              { length: rounds },
-              (_, i) => of('guarded')[i]!.requestsPerSecond / of('bearer')[i]!.requestsPerSecond,
-            ),
-          ),
-          bearerCostMicros: paired('bearer', (b, o) => b.cpuMicrosPerRequest - o.cpuMicrosPerRequest),
-        }
-      : {}),
+    guardCostMicros: cost('guarded')!,
+    floorCostMicros: cost('floor')!,
+    passCostMicros: cost('pass')!,
+    guardedVsOpen: guarded.requestsPerSecond / open.requestsPerSecond,
+    ...(bearer === undefined
+      ? {}
+      : {
+          guardedVsBearer: guarded.requestsPerSecond / bearer.requestsPerSecond,
+          bearerCostMicros: cost('bearer')!,
+        }),
   }
 }
 

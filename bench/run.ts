@@ -7,7 +7,7 @@ import { startRedisCluster } from '../test/adapters/redis/redis-cluster.js'
 import { startRedisServer } from '../test/adapters/redis/redis-server.js'
 import { benchAllowLists, benchAuthentication, benchDecision } from './core.js'
 import { formatNs, type Measurement } from './harness.js'
-import { benchHttp, type HttpFramework } from './http.js'
+import { benchHttp, type HttpFramework, pinned } from './http.js'
 import { benchRedisClusterLookup, benchRedisLookup } from './redis.js'
 
 const quick = process.argv.includes('--quick')
@@ -199,17 +199,18 @@ ${table(clusterRows, redis[0]!.nsPerOp)}
 ## 5. HTTP on loopback: a guarded route, as a host measures it
 
 The same route, \`GET /…/datasets/:owner/:name/metadata\`, written as the README writes it, from the
-built package: **open** (no guard), **guarded** (\`require('dataset.metadata', resolver)\`, one valid
-token, the resolver answering a constant dataset from the params and the principal), **floor** (the
-least a hand-written bearer guard with the same resolver does: the header's token, its SHA-256, the
-store lookup, the record's status, the resolver and the scope, in one middleware or hook; no
-checksum, transport, body or garbage-record check) and **bearer** (the framework's own bearer
-plugin, which compares one static string). \`trust proxy\` is
-\`loopback\`, as in the README. \`autocannon\`, 10 connections, ${quick ? 2 : 3} s per route after a 1 s
-warm-up, the server in its own process, ${quick ? 3 : 7} alternating rounds (the order rotates each round).
+built package: **open** (no guard), **pass** (one pass-through middleware or hook: what one more step
+costs on the framework), **guarded** (\`require('dataset.metadata', resolver)\`, one valid token, the
+resolver answering a constant dataset from the params and the principal), **floor** (the least a
+hand-written bearer guard with the same resolver does: the header's token, its SHA-256, the store
+lookup, the record's status, the resolver and the scope, in one middleware or hook; no checksum,
+transport, body or garbage-record check) and **bearer** (the framework's own bearer plugin, which
+compares one static string). \`trust proxy\` is \`loopback\`, as in the README. \`autocannon\`, 10
+connections, ${quick ? 2 : 3} s per route after a 1 s warm-up, ${quick ? 3 : 7} alternating rounds (the order rotates each
+round). ${pinned ? 'The server runs alone on one core and autocannon on the other (`taskset`), so the server is saturated and its CPU per request is its own work, not the cost of being woken by a load generator that shares its core.' : 'Without `taskset` the server and autocannon share the cores, and the figures are noisier.'}
 Server CPU per request is \`process.cpuUsage()\` over the run divided by the requests served. Each
-figure is the median over the rounds; the guard's cost and the throughput ratios are medians of the
-per-round differences and ratios.
+figure in the first table is the median over the rounds; every figure in the second is computed from
+the first.
 
 | framework | route | req/s | p99 | server CPU / request |
 | --- | --- | --- | --- | --- |
@@ -221,12 +222,12 @@ ${http
   )
   .join('\n')}
 
-| framework | guard cost (guarded − open) | floor cost (floor − open) | guarded ÷ open | bearer plugin cost | guarded ÷ bearer plugin |
-| --- | --- | --- | --- | --- | --- |
+| framework | one more step (pass − open) | guard cost (guarded − open) | floor cost (floor − open) | guarded ÷ open | bearer plugin cost | guarded ÷ bearer plugin |
+| --- | --- | --- | --- | --- | --- | --- |
 ${http
   .map(
     (f) =>
-      `| ${f.framework} | ${micros(f.guardCostMicros)} | ${micros(f.floorCostMicros)} | ${ratio(f.guardedVsOpen, 1)} | ${f.bearerCostMicros === undefined ? '—' : micros(f.bearerCostMicros)} | ${f.guardedVsBearer === undefined ? '—' : ratio(f.guardedVsBearer, 1)} |`,
+      `| ${f.framework} | ${micros(f.passCostMicros)} | ${micros(f.guardCostMicros)} | ${micros(f.floorCostMicros)} | ${ratio(f.guardedVsOpen, 1)} | ${f.bearerCostMicros === undefined ? '—' : micros(f.bearerCostMicros)} | ${f.guardedVsBearer === undefined ? '—' : ratio(f.guardedVsBearer, 1)} |`,
   )
   .join('\n')}
 

@@ -152,10 +152,12 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       return function requireAccess(req, res, next) {
         prepareRequest(req)
         held.delete(req)
+        // The principal the resolver saw: set already, so the allow need not store it again.
+        let resolvedFor: Principal | undefined
         const requirement = {
           operation,
           resolve: (principal: Principal) => {
-            req.principal = principal
+            req.principal = resolvedFor = principal
             return resolve(req as AuthenticatedRequest<P>)
           },
         }
@@ -163,7 +165,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
           admit(policy, reader(req), requirement, 'final'),
           (admission) => {
             if (!admission.ok) return sendDenial(res, admission.decision)
-            req.principal = admission.principal
+            if (resolvedFor !== admission.principal) req.principal = admission.principal
             if (admission.allow !== undefined) req.accessDecision = admission.allow
             next()
           },
