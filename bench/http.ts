@@ -30,6 +30,10 @@ export interface HttpFramework {
   readonly passCostMicros: number
   /** guarded ÷ open throughput, from the medians. */
   readonly guardedVsOpen: number
+  /** open ÷ bearer-plugin throughput: the ceiling of any guard on the same yardstick. */
+  readonly openVsBearer?: number
+  /** floor ÷ bearer-plugin throughput: what a hand-written guard reaches on the same yardstick. */
+  readonly floorVsBearer?: number
   /** guarded ÷ bearer-plugin throughput, when the framework has one. */
   readonly guardedVsBearer?: number
   /** (bearer − open) server CPU per request, in µs. */
@@ -159,6 +163,8 @@ function summarize(framework: string, samples: Map<string, Sample[]>): HttpFrame
       ? {}
       : {
           guardedVsBearer: guarded.requestsPerSecond / bearer.requestsPerSecond,
+          floorVsBearer: of('floor')!.requestsPerSecond / bearer.requestsPerSecond,
+          openVsBearer: open.requestsPerSecond / bearer.requestsPerSecond,
           bearerCostMicros: cost('bearer')!,
         }),
   }

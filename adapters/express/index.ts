@@ -32,7 +32,7 @@ import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
 import { isEncrypted, pipeToNodeResponse, writeBody, writeDenial } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
-import { prepareRequest } from './request-properties.js'
+import { prepareRequest, readPrincipal, storeAccess } from './request-properties.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 
@@ -113,22 +113,22 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
   const held = new WeakMap<Request<unknown>, DecisionEvent>()
 
   // The body is whatever the app's parsers (`express.json`, `express.urlencoded`) made of it by now.
-  const reader = (req: Request<unknown>) => (): AdmissionRequest => ({
+  const reader = (req: Request<unknown>, direct: boolean) => (): AdmissionRequest => ({
     authorization: readAuthorizationValues(req),
     queryHasAccessToken: queryHasAccessToken(req.originalUrl),
     bodyHasAccessToken: () => bodyHasAccessToken(req.body),
     origin: requestOrigin(req),
-    principal: req.principal,
+    principal: readPrincipal(req, direct),
   })
 
   // Callback-style, not `async`: a request the policy answers synchronously costs no promise.
   const authenticate: RequestHandler = function authenticate(req, res, next) {
-    prepareRequest(req)
+    const direct = prepareRequest(req)
     whenAdmitted(
-      admit(policy, reader(req), undefined, 'denial'),
+      admit(policy, reader(req, direct), undefined, 'denial'),
       (admission) => {
         if (!admission.ok) return sendDenial(res, admission.decision)
-        req.principal = admission.principal
+        storeAccess(req, direct, admission.principal)
         const event = admission.held
         if (event !== undefined) {
           held.set(req, event)
@@ -150,23 +150,20 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     ): RequestHandler<P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return function requireAccess(req, res, next) {
-        prepareRequest(req)
+        const direct = prepareRequest(req)
         held.delete(req)
-        // The principal the resolver saw: set already, so the allow need not store it again.
-        let resolvedFor: Principal | undefined
         const requirement = {
           operation,
           resolve: (principal: Principal) => {
-            req.principal = resolvedFor = principal
+            storeAccess(req, direct, principal)
             return resolve(req as AuthenticatedRequest<P>)
           },
         }
         whenAdmitted(
-          admit(policy, reader(req), requirement, 'final'),
+          admit(policy, reader(req, direct), requirement, 'final'),
           (admission) => {
             if (!admission.ok) return sendDenial(res, admission.decision)
-            if (resolvedFor !== admission.principal) req.principal = admission.principal
-            if (admission.allow !== undefined) req.accessDecision = admission.allow
+            storeAccess(req, direct, admission.principal, admission.allow)
             next()
           },
           next,

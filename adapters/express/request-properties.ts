@@ -38,8 +38,11 @@ const PROPERTIES: Readonly<Record<keyof AccessState, PropertyDescriptor>> = {
   accessDecision: accessor('accessDecision'),
 }
 
-// Prototypes already looked at, with or without accessors added: one look per app.
-const seen = new WeakSet<object>()
+// Per request prototype: whether the accessors the chain carries are this module's, so that the
+// adapter may read and write the weak map directly. Looking a property up on an Express request walks
+// a prototype chain V8 keeps in dictionary mode (apps set each request's prototype): the adapter's
+// own reads and writes skip that walk (~1.3 µs less a guarded request: Express 5 requests in a loop).
+const direct = new WeakMap<object, boolean>()
 
 /**
  * Makes sure the request's prototype chain carries the two accessors, added once to the prototype
@@ -48,15 +51,70 @@ const seen = new WeakSet<object>()
  * A prototype that already has either property (another copy of this adapter, or a host's own) is
  * left as it is: stores then go wherever that definition sends them, and reads come from the same
  * place, so nothing is lost — only the speed-up.
+ *
+ * @returns true when the request's `principal` and `accessDecision` are this module's accessors, so
+ * that {@link readPrincipal} and {@link storeAccess} may go to their values directly.
  */
-export function prepareRequest(req: object): void {
+export function prepareRequest(req: object): boolean {
   const own = Object.getPrototypeOf(req) as object | null
-  if (own === null || seen.has(own)) return
-  seen.add(own)
-  let shared: object | null = own
-  while (shared !== null && Object.getPrototypeOf(shared) !== IncomingMessage.prototype) {
-    shared = Object.getPrototypeOf(shared) as object | null
+  if (own === null) return false
+  let known = direct.get(own)
+  if (known === undefined) {
+    known = installAccessors(own)
+    direct.set(own, known)
   }
-  if (shared === null || 'principal' in shared || 'accessDecision' in shared) return
+  // A value the host stored on the request itself (before the accessors existed, or with
+  // `defineProperty`) hides the accessors from every reader: the adapter reads it the same way.
+  return known && !Object.hasOwn(req, 'principal') && !Object.hasOwn(req, 'accessDecision')
+}
+
+function installAccessors(own: object): boolean {
+  let shared: object = own
+  for (;;) {
+    if (Object.hasOwn(shared, 'principal') || Object.hasOwn(shared, 'accessDecision')) {
+      return (
+        Object.getOwnPropertyDescriptor(shared, 'principal')?.get === PROPERTIES.principal.get &&
+        Object.getOwnPropertyDescriptor(shared, 'accessDecision')?.get === PROPERTIES.accessDecision.get
+      )
+    }
+    const parent = Object.getPrototypeOf(shared) as object | null
+    if (parent === null) return false
+    if (parent === IncomingMessage.prototype) break
+    shared = parent
+  }
+  if ('principal' in shared || 'accessDecision' in shared) return false
   Object.defineProperties(shared, PROPERTIES)
+  return true
+}
+
+/**
+ * The principal stored on a request: straight from this module's map when `direct` (what
+ * {@link prepareRequest} answered), through the property otherwise.
+ */
+export function readPrincipal(
+  req: { readonly principal?: Principal },
+  direct: boolean,
+): Principal | undefined {
+  return direct ? states.get(req)?.principal : req.principal
+}
+
+/** Stores a request's principal and, when given, its allow decision, as {@link readPrincipal} reads them. */
+export function storeAccess(
+  req: { principal?: Principal; accessDecision?: Allow },
+  direct: boolean,
+  principal: Principal,
+  decision?: Allow,
+): void {
+  if (!direct) {
+    req.principal = principal
+    if (decision !== undefined) req.accessDecision = decision
+    return
+  }
+  const state = states.get(req)
+  if (state === undefined) {
+    states.set(req, decision === undefined ? { principal } : { principal, accessDecision: decision })
+    return
+  }
+  state.principal = principal
+  if (decision !== undefined) state.accessDecision = decision
 }

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module'
 import { Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { accessControl } from '../../adapters/express/index.js'
-import { prepareRequest } from '../../adapters/express/request-properties.js'
-import { createAccessPolicy, type Principal, parseScopes } from '../../src/index.js'
+import { prepareRequest, readPrincipal, storeAccess } from '../../adapters/express/request-properties.js'
+import { type Allow, createAccessPolicy, type Principal, parseScopes } from '../../src/index.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import { createApiToken } from '../../src/tokens/token-record.js'
 import { listening } from './listen.js'
@@ -142,5 +142,92 @@ describe('prepareRequest', () => {
     expect([holder.principal, holder.accessDecision]).toEqual(['alice', 'allow'])
     expect((second as unknown as { principal?: string }).principal).toBeUndefined()
     expect(Object.keys(first)).not.toContain('principal')
+  })
+
+  test('answers whether the adapter may go to the values directly', () => {
+    const ours = message()
+    Object.setPrototypeOf(ours, Object.create(Object.create(IncomingMessage.prototype)))
+    expect(prepareRequest(ours)).toBe(true)
+    const hosts = message()
+    Object.setPrototypeOf(
+      hosts,
+      Object.create(
+        Object.create(IncomingMessage.prototype, { principal: { value: 'host', writable: true } }),
+      ),
+    )
+    expect(prepareRequest(hosts)).toBe(false)
+    expect(prepareRequest(message())).toBe(false)
+    expect(prepareRequest(Object.create(null) as object)).toBe(false)
+  })
+
+  test('a value the host stored on the request itself is read as the host reads it', () => {
+    const app = Object.create(Object.create(IncomingMessage.prototype)) as object
+    const req = message()
+    Object.setPrototypeOf(req, app)
+    const host = { kind: 'token', userId: 'carol' } as unknown as Principal
+    // Stored before the adapter ever ran: an own property, which hides any accessor added later.
+    ;(req as unknown as { principal: Principal }).principal = host
+    const direct = prepareRequest(req)
+    expect(direct).toBe(false)
+    expect(readPrincipal(req as { principal?: Principal }, direct)).toBe(host)
+    const later = message()
+    Object.setPrototypeOf(later, app)
+    Object.defineProperty(later, 'accessDecision', { value: undefined, writable: true })
+    expect(prepareRequest(later)).toBe(false)
+  })
+
+  test('a prototype seen again gives the same answer', () => {
+    const app = Object.create(Object.create(IncomingMessage.prototype)) as object
+    const first = message()
+    const second = message()
+    Object.setPrototypeOf(first, app)
+    Object.setPrototypeOf(second, app)
+    expect([prepareRequest(first), prepareRequest(second)]).toEqual([true, true])
+  })
+})
+
+describe('readPrincipal and storeAccess', () => {
+  const message = () => new IncomingMessage(new Socket())
+  const principal = { kind: 'token', userId: 'alice' } as unknown as Principal
+  const allow = { allowed: true, operation: 'dataset.metadata' } as unknown as Allow
+  type Holder = { principal?: Principal; accessDecision?: Allow }
+
+  test('directly: what they store, the properties read, and the other way round', () => {
+    const req = message() as unknown as Holder
+    Object.setPrototypeOf(req, Object.create(Object.create(IncomingMessage.prototype)))
+    const direct = prepareRequest(req)
+    expect(direct).toBe(true)
+    expect(readPrincipal(req, direct)).toBeUndefined()
+    storeAccess(req, direct, principal)
+    expect([req.principal, req.accessDecision]).toEqual([principal, undefined])
+    storeAccess(req, direct, principal, allow)
+    expect([req.principal, req.accessDecision]).toEqual([principal, allow])
+    const other = { kind: 'token', userId: 'bob' } as unknown as Principal
+    req.principal = other
+    expect(readPrincipal(req, direct)).toBe(other)
+    const fresh = message() as unknown as Holder
+    Object.setPrototypeOf(fresh, Object.getPrototypeOf(req))
+    storeAccess(fresh, prepareRequest(fresh), principal, allow)
+    expect([fresh.principal, fresh.accessDecision]).toEqual([principal, allow])
+  })
+
+  test('through the properties where a host defined them', () => {
+    const req = message() as unknown as Holder
+    Object.setPrototypeOf(
+      req,
+      Object.create(
+        Object.create(IncomingMessage.prototype, {
+          principal: { value: undefined, writable: true },
+          accessDecision: { value: undefined, writable: true },
+        }),
+      ),
+    )
+    const direct = prepareRequest(req)
+    expect(direct).toBe(false)
+    storeAccess(req, direct, principal)
+    expect([Object.hasOwn(req, 'principal'), Object.hasOwn(req, 'accessDecision')]).toEqual([true, false])
+    storeAccess(req, direct, principal, allow)
+    expect([req.principal, req.accessDecision]).toEqual([principal, allow])
+    expect(readPrincipal(req, direct)).toBe(principal)
   })
 })

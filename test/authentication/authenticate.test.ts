@@ -95,6 +95,27 @@ const CASES: [string, () => { authorization: string[]; accessTokenParameter?: bo
       BAD_REQUEST,
     ],
     ['a well-formed token', () => ({ authorization: [`Bearer ${good}`] }), 'ok'],
+    // Headers one character away from the canonical `Bearer <token>`, which skips the grammar's scan:
+    // each is answered as the full grammar answers it.
+    [
+      'another scheme, two spaces, then a token',
+      () => ({ authorization: [`Basic  ${good}`] }),
+      NO_CREDENTIALS,
+    ],
+    ['Xearer and a space', () => ({ authorization: [`Xearer ${good}`] }), NO_CREDENTIALS],
+    // The token alone is a scheme of its own (the whole run of tchars), not a bearer credential.
+    ['a bare token, no scheme', () => ({ authorization: [good] }), NO_CREDENTIALS],
+    ['Bearer with a tab, then a space', () => ({ authorization: [`Bearer\t ${good}`] }), BAD_REQUEST],
+    [
+      'two canonical headers',
+      () => ({ authorization: [`Bearer ${good}`, `Bearer ${unknown}`] }),
+      BAD_REQUEST,
+    ],
+    [
+      'a token with its prefix in capitals',
+      () => ({ authorization: [`Bearer ${good.replace('dap_', 'DAP_')}`] }),
+      BAD_TOKEN,
+    ],
     ['lower-case bearer', () => ({ authorization: [`bearer ${good}`] }), 'ok'],
     ['upper-case BEARER and two spaces', () => ({ authorization: [`BEARER  ${good}`] }), 'ok'],
     ['a malformed value (too short)', () => ({ authorization: ['Bearer abc'] }), BAD_TOKEN],
@@ -507,6 +528,17 @@ describe('never throws', () => {
       },
     }
     const result = await authenticateRequest(hostile, { tokens: store, now: () => NOW, storeTimeoutMs: 50 })
+    expect(result).toMatchObject({ ok: false, decision: { status: 503 } })
+  })
+  test('a header value that is not a string is a malformed header (400), never a lookup', async () => {
+    // An object that mimics a string's methods must not pass for a canonical `Bearer <token>`.
+    for (const value of [42, {}, { startsWith: () => true, slice: () => good }]) {
+      const input = { authorization: [value as unknown as string] }
+      const result = await authenticateRequest(input, options())
+      expect(result).toMatchObject({ ok: false, decision: { status: 400, code: 'invalid_request' } })
+    }
+    // null has no length to read: a 503 like any input that throws.
+    const result = await authenticateRequest({ authorization: [null as unknown as string] }, options())
     expect(result).toMatchObject({ ok: false, decision: { status: 503 } })
   })
 })
