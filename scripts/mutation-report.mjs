@@ -53,7 +53,12 @@ const version = report.framework?.version === undefined ? '' : ` ${report.framew
 // An incremental run reuses earlier results, and Stryker can carry a survivor over after a test
 // that kills it was added: the page says which kind of run wrote the table.
 const full = process.argv.includes('--full')
-const kind = full ? 'a full run (`npm run mutation:full`)' : 'an incremental run (`npm run mutation`)'
+const withoutDisables = process.argv.includes('--without-disables')
+const kind = withoutDisables
+  ? 'a full run with every disable removed (`npm run mutation:disables`), the survivors on disabled lines counted as disabled'
+  : full
+    ? 'a full run (`npm run mutation:full`)'
+    : 'an incremental run (`npm run mutation`)'
 const generated = [
   START,
   `Last run: ${date}, Stryker${version}, ${kind}. Written by scripts/mutation-report.mjs; do not edit by hand.`,
