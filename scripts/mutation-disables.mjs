@@ -30,10 +30,17 @@ const DISABLE = /\/\/ Stryker disable next-line ([A-Za-z,]+)(?::\s*(.*))?$/
 function disablesOf(text) {
   const disables = []
   const originalLine = []
-  text.split('\n').forEach((line, index) => {
+  const lines = text.split('\n')
+  // Stryker reads "next line" as the next line of code: other comments (a linter's) may stand between.
+  const codeAfter = (index) => {
+    let next = index + 1
+    while (next < lines.length && /^\s*\/\//.test(lines[next])) next++
+    return next + 1
+  }
+  lines.forEach((line, index) => {
     const match = line.match(DISABLE)
     if (match !== null) {
-      disables.push({ line: index + 2, mutators: match[1].split(','), reason: match[2] ?? '' })
+      disables.push({ line: codeAfter(index), mutators: match[1].split(','), reason: match[2] ?? '' })
       // A comment alone on its line goes with it; one after code leaves the code.
       if (/^\s*\/\/ Stryker disable/.test(line)) return
     }

@@ -158,6 +158,7 @@ function canonicalToken(input: CredentialsInput): string | undefined {
   // Stryker disable next-line ConditionalExpression: equivalent because the fast path only skips a scan whose answer the full grammar below gives anyway (the other mutants here are killed)
   if (values.length !== 1 || input.accessTokenParameter === true) return undefined
   const value = values[0]
+  // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent because refusing every value here only sends it through the full grammar (a `false` is killed: an object mimicking a string)
   if (typeof value !== 'string') return undefined
   // Stryker disable next-line ConditionalExpression,MethodExpression: equivalent because the fast path only skips a scan whose answer the full grammar below gives anyway
   if (!value.startsWith(CANONICAL_PREFIX)) return undefined
