@@ -18,6 +18,16 @@ type AccessState = { principal?: Principal | undefined; accessDecision?: Allow |
 // principal no longer stored twice: ~0.7 µs less a guarded request, Express-shaped requests in a loop).
 const states = new WeakMap<object, AccessState>()
 
+// The request's entry, made on its first store.
+function stateOf(req: object): AccessState {
+  let state = states.get(req)
+  if (state === undefined) {
+    state = {}
+    states.set(req, state)
+  }
+  return state
+}
+
 function accessor(key: keyof AccessState): PropertyDescriptor {
   return {
     configurable: true,
@@ -26,9 +36,7 @@ function accessor(key: keyof AccessState): PropertyDescriptor {
       return states.get(this)?.[key]
     },
     set(this: object, value: AccessState[typeof key]) {
-      const state = states.get(this)
-      if (state === undefined) states.set(this, { [key]: value })
-      else state[key] = value as never
+      stateOf(this)[key] = value as never
     },
   }
 }
@@ -110,11 +118,7 @@ export function storeAccess(
     if (decision !== undefined) req.accessDecision = decision
     return
   }
-  const state = states.get(req)
-  if (state === undefined) {
-    states.set(req, decision === undefined ? { principal } : { principal, accessDecision: decision })
-    return
-  }
+  const state = stateOf(req)
   state.principal = principal
   if (decision !== undefined) state.accessDecision = decision
 }
