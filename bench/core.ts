@@ -72,7 +72,9 @@ export async function benchAuthentication(): Promise<Measurement[]> {
     byHash.set(record.hash, { userId: record.userId, scopes: new Set(record.scopes) })
   }
   const policy = createAccessPolicy({ tokens })
-  const headers = values.map((value) => [`Bearer ${value}`])
+  // Flat strings, as Node's HTTP parser hands a host its headers: a template literal builds a cons
+  // string, whose every character read in the token check goes through an indirection.
+  const headers = values.map((value) => [Buffer.from(`Bearer ${value}`, 'latin1').toString('latin1')])
   const resource = {
     kind: 'dataset',
     publicLevel: 'none',

@@ -245,7 +245,7 @@ parameter object; the framework's own middleware machinery) any bearer guard wit
 
 \`\`\`sh
 npm ci
-npm run bench            # about 6 minutes; --quick for a shorter HTTP run
+npm run bench            # about 8 minutes; --quick (about 4) for a shorter HTTP run
 \`\`\`
 `
 

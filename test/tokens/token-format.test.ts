@@ -5,6 +5,7 @@ import {
   BASE62_ALPHABET,
   generateRandomBase62,
   generateTokenValue,
+  isWellFormedTokenAt,
   isWellFormedTokenValue,
   TOKEN_PREFIXES,
   TOKEN_VALUE_LENGTH,
@@ -100,6 +101,8 @@ describe('isWellFormedTokenValue', () => {
     ['a full-width digit', replace(VALID, 20, '０')],
     ['a checksum off by one unit', replace(VALID, 41, '4')],
     ['a checksum longer than six digits would need', `${VALID.slice(0, 36)}z${VALID.slice(37)}`],
+    // A leading '0' adds nothing to the checksum's value: only the length tells this one apart.
+    ['a checksum padded to seven digits', `${VALID.slice(0, 36)}0${VALID.slice(36)}`],
     // Checksums computed as the vectors above: the CRC matches, only the format tells them apart.
     ['an unknown prefix with its own valid checksum', 'dax_000000000000000000000000000000002l2VcN'],
     // The valid value ends in …eLaz (CRC 0x38f0bf09); read as digit -1, a '-' after …eLb sums to it.
@@ -115,6 +118,19 @@ describe('isWellFormedTokenValue', () => {
     for (const value of [undefined, null, 42, ['dap_'], { length: 42 }]) {
       expect(isWellFormedTokenValue(value as unknown as string)).toBe(false)
     }
+  })
+})
+
+describe('isWellFormedTokenAt', () => {
+  it('checks the token that ends the text, from the given start', () => {
+    const header = `Bearer ${VALID}`
+    expect(isWellFormedTokenAt(header, 7)).toBe(true)
+    expect(isWellFormedTokenAt(VALID, 0)).toBe(true)
+    // One character early or late, or one character more after it, is not that token.
+    expect(isWellFormedTokenAt(header, 6)).toBe(false)
+    expect(isWellFormedTokenAt(header, 8)).toBe(false)
+    expect(isWellFormedTokenAt(`${header} `, 7)).toBe(false)
+    expect(isWellFormedTokenAt(`Bearer ${VALID.slice(0, 36)}0${VALID.slice(36)}`, 7)).toBe(false)
   })
 })
 
