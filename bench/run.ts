@@ -175,6 +175,8 @@ request.
 
 ## 3. Export allow-lists (client-address check, parsing included)
 
+Every list size and client in one comparison, their rounds alternating.
+
 ${lists
   .map(
     ({ size, rows }) => `**${size.toLocaleString('en')} CIDR${size === 1 ? '' : 's'}** (mixed IPv4/IPv6)
