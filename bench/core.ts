@@ -10,7 +10,6 @@ import {
   type DatasetResource,
   MemoryTokenStore,
 } from 'data-access-policy'
-import { decide } from '../src/decisions/decide.js'
 import { checkClientAddress, compileExportRestrictions } from '../src/restrictions/export-restrictions.js'
 import { hashTokenValue } from '../src/tokens/token-hash.js'
 import {
@@ -110,8 +109,7 @@ export async function benchAuthentication(): Promise<Measurement[]> {
         run: async (i) => {
           const principal = await handWrittenAuthenticate(headers[i % n]![0]!)
           return (
-            principal !== undefined &&
-            principal.scopes.has('data.metadata') &&
+            principal?.scopes.has('data.metadata') === true &&
             Math.max(rank[resource.publicLevel], rank[resource.userLevel]) >= rank.metadata
           )
         },

@@ -65,6 +65,21 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
+/**
+ * Half the interquartile range of a list of numbers (quartiles interpolated linearly): a spread that
+ * one outlying round does not set.
+ */
+export function halfInterquartileRange(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const at = (q: number) => {
+    const position = (sorted.length - 1) * q
+    const below = Math.floor(position)
+    const above = Math.min(below + 1, sorted.length - 1)
+    return sorted[below]! + (sorted[above]! - sorted[below]!) * (position - below)
+  }
+  return (at(0.75) - at(0.25)) / 2
+}
+
 /** Formats nanoseconds for a table: `17.5 ns`, `1.20 µs`, `73.1 µs`. */
 export function formatNs(ns: number): string {
   if (ns < 1000) return `${ns.toFixed(1)} ns`

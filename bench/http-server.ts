@@ -11,6 +11,7 @@
 //   transport, body or garbage-record check, no hooks. What any such guard costs on the framework;
 // - `bearer`: the framework's own bearer plugin (Fastify, Hono), which compares a static string.
 import { hash } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import bearerAuthPlugin from '@fastify/bearer-auth'
@@ -27,7 +28,7 @@ import { accessControl as expressAccess } from 'data-access-policy/express'
 import { type FastifyResourceResolver, accessControl as fastifyAccess } from 'data-access-policy/fastify'
 import { type AccessEnv, accessControl as honoAccess } from 'data-access-policy/hono'
 import { fastify } from 'fastify'
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import { bearerAuth } from 'hono/bearer-auth'
 import { BENCH_ROUTES } from './http-routes.js'
 
@@ -56,6 +57,13 @@ function floorAdmits(tokens: MemoryTokenStore, header: string | undefined, param
   if (record.expiresAt !== undefined && !(Date.now() < record.expiresAt)) return false
   const principal = { kind: 'token', userId: record.userId } as Principal
   return describe(params, principal) !== undefined && record.scopes.includes('data.metadata')
+}
+
+// The floor's header on Hono, read from the Node message as the adapter reads it: `c.req.header()`
+// makes @hono/node-server build the whole Fetch `Request`, which once made the floor dearer than
+// the guard it is the yardstick for (+20.0 µs against +18.9 µs).
+function rawAuthorization(c: Context): string | undefined {
+  return (c.env as { incoming: IncomingMessage }).incoming.headers.authorization
 }
 
 // The `pass` route's middleware: the framework's own cost of one more step on a route.
@@ -143,7 +151,7 @@ async function start(
   app.get(
     '/floor/datasets/:owner/:name/metadata',
     (c, next) => {
-      if (floorAdmits(tokens, c.req.header('authorization'), c.req.param())) return next()
+      if (floorAdmits(tokens, rawAuthorization(c), c.req.param())) return next()
       return Promise.resolve(c.body(null, 401))
     },
     (c) => c.json(metadataOf(c.req.param())),

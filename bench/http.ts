@@ -7,7 +7,7 @@ import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { median } from './harness.js'
+import { halfInterquartileRange, median } from './harness.js'
 import { BENCH_ROUTES, benchPath } from './http-routes.js'
 
 /** One route, medians over the rounds. */
@@ -40,6 +40,11 @@ export interface HttpFramework {
   readonly bearerCostMicros?: number
   /** (floor − open) server CPU per request, in µs: what any such guard costs. */
   readonly floorCostMicros: number
+  /**
+   * For each route but `open`: half the interquartile range of its per-round difference from `open`
+   * (both measured in the same round), in µs: how far the machine moves that route's cost in this run.
+   */
+  readonly costSpreadMicros: Readonly<Record<string, number>>
 }
 
 interface Sample {
@@ -152,9 +157,23 @@ function summarize(framework: string, samples: Map<string, Sample[]>): HttpFrame
   }
   const guarded = of('guarded')!
   const bearer = of('bearer')
+  // The spread comes from differences within a round, where both routes ran back to back under the
+  // same machine; the cost figures themselves stay differences of the table's medians.
+  const openSamples = samples.get('open')!
+  const costSpreadMicros = Object.fromEntries(
+    [...samples]
+      .filter(([route]) => route !== 'open')
+      .map(([route, list]) => [
+        route,
+        halfInterquartileRange(
+          list.map((sample, round) => sample.cpuMicrosPerRequest - openSamples[round]!.cpuMicrosPerRequest),
+        ),
+      ]),
+  )
   return {
     framework,
     routes,
+    costSpreadMicros,
     guardCostMicros: cost('guarded')!,
     floorCostMicros: cost('floor')!,
     passCostMicros: cost('pass')!,

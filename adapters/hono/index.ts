@@ -93,6 +93,9 @@ export interface HonoAccessControl {
 // What `@hono/node-server` passes as `c.env`; typed structurally so the package stays optional.
 type NodeBindings = { readonly incoming?: NodeHeaderSource; readonly outgoing?: { destroy(): unknown } }
 
+// What a middleware answers: Hono's own return type, a response or nothing once `next` has run.
+type HandlerResult = ReturnType<MiddlewareHandler<AccessEnv>>
+
 function nodeBindings(c: Context): NodeBindings | undefined {
   const env: unknown = c.env
   return typeof env === 'object' && env !== null ? (env as NodeBindings) : undefined
@@ -211,7 +214,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
 
   return Object.freeze({
     authenticate: function authenticate(c, next) {
-      const proceed = (admission: Admission): Promise<Response | void> => {
+      const proceed = (admission: Admission): HandlerResult => {
         if (!admission.ok) return Promise.resolve(sendDenial(c, admission.decision))
         c.set('principal', admission.principal)
         const event = admission.held
@@ -240,7 +243,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
             return resolve(c)
           },
         }
-        const proceed = (admission: Admission): Promise<Response | void> => {
+        const proceed = (admission: Admission): HandlerResult => {
           if (!admission.ok) return Promise.resolve(sendDenial(c, admission.decision))
           c.set('principal', admission.principal)
           if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
