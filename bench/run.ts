@@ -73,8 +73,8 @@ const micros = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).
 // A cost with this run's spread of it: `+14.5 µs ± 6.1`.
 const cost = (framework: HttpFramework, route: string, value: number) =>
   `${micros(value)} ± ${(framework.costSpreadMicros[route] ?? Number.NaN).toFixed(1)}`
-// Design §11's reference machines spend this much server CPU on an unguarded request: set beside
-// this machine's open route, it tells a reader how much slower the machine behind a µs figure is.
+// For comparison only: design §11's figure for an unguarded hello-world server on its machines (the
+// bench's open route also parses parameters and answers JSON).
 const REFERENCE_OPEN_MICROS: Record<string, string> = {
   fastify: '19–30 µs',
   hono: '19–30 µs',
@@ -85,7 +85,7 @@ const guardCost = (framework: string, limit: number): [string, string, boolean] 
   const open = result.routes.find((route) => route.route === 'open')!.cpuMicrosPerRequest
   return [
     `${framework}: guarded route ≤ ${limit} µs server CPU per request over unguarded`,
-    `${cost(result, 'guarded', result.guardCostMicros)} (the hand-written floor: ${cost(result, 'floor', result.floorCostMicros)}; the open route itself: ${open.toFixed(1)} µs here, ${REFERENCE_OPEN_MICROS[framework]} on design §11's machines)`,
+    `${cost(result, 'guarded', result.guardCostMicros)} (the hand-written floor: ${cost(result, 'floor', result.floorCostMicros)}; the open route itself: ${open.toFixed(1)} µs here; a hello-world server on design §11's machines: ${REFERENCE_OPEN_MICROS[framework]})`,
     result.guardCostMicros <= limit,
   ]
 }
@@ -143,7 +143,7 @@ const page = `# Performance
 
 Measured by \`npm run bench\` on ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB),
 Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. These shared 2-core machines swing by 15–30 % between
-runs, so **the ratios within one run are the result**, not the absolute times. Micro-benchmarks run the
+runs, and by more while their host is busy, so **the ratios within one run are the result**, not the absolute times. Micro-benchmarks run the
 candidates in interleaved rounds and report medians; HTTP figures are medians over alternating rounds.
 
 ## Targets
@@ -230,11 +230,13 @@ compares one static string). \`trust proxy\` is \`loopback\`, as in the README. 
 connections, ${quick ? 2 : 3} s per route after a 1 s warm-up, ${quick ? 3 : 7} alternating rounds (the order rotates each
 round). ${pinned ? 'The server runs alone on one core and autocannon on the other (`taskset`), so the server is saturated and its CPU per request is its own work, not the cost of being woken by a load generator that shares its core.' : 'Without `taskset` the server and autocannon share the cores, and the figures are noisier.'}
 Server CPU per request is \`process.cpuUsage()\` over the run divided by the requests served. Each
-figure in the first table is the median over the rounds; every figure in the second is computed from
-the first. A cost's ± is half the interquartile range of that route's difference from the open
-route within each round (both measured in the same round, seconds apart): how far the machine alone moves the figure
-in this run; \`pass\` adds next to nothing, so its own cost gauges the same noise. A cost within its ± of a
-target is not settled by the run.
+figure in the first table is the median over the rounds. The second table compares routes within each
+round, then takes the median over the rounds: a cost is a route's CPU per request minus the open
+route's in the same round, a ratio the two routes' throughputs in the same round. A machine that
+slows down for a minute slows both sides of a pair, where it can skew one route's median and not
+another's, so these are not always the differences of the first table's medians. A cost's ± is half
+the interquartile range of its per-round differences: half of them lay within ± of their middle.
+\`pass\` adds one empty step, so its row shows that spread on a route that does almost nothing.
 
 | framework | route | req/s | p99 | server CPU / request |
 | --- | --- | --- | --- | --- |
@@ -255,10 +257,9 @@ ${http
   )
   .join('\n')}
 
-The floor is the yardstick for the guard's cost targets: whatever the floor costs on a framework
-(SHA-256 alone is a few hundred nanoseconds hot and 2–3 µs with the caches cold, as between a
-server's requests; the resolver's parameter object; the framework's own middleware machinery) any
-bearer guard with a resolver pays.
+The floor is the yardstick for the guard's cost targets: what the least a bearer guard with a
+resolver does (the SHA-256, the lookup, the resolver's parameter object, the framework's own
+middleware machinery) costs on the framework, measured the same way and moved by the same noise.
 
 ## Reproduce
 
