@@ -1,8 +1,8 @@
 // Loopback HTTP benchmark: for each framework, the same route unguarded, behind a pass-through
 // middleware, guarded by this library as the README writes it, guarded by a hand-written floor, and
 // guarded by the framework's own bearer plugin, under the same autocannon load, in alternating
-// rounds. Cost is server CPU per request, the server alone on its core; every figure is a median
-// over rounds, and each comparison is computed from those medians.
+// rounds. Cost is server CPU per request, the server alone on its core. Each route's figures are
+// medians over the rounds; each comparison pairs two routes within every round, then takes the median.
 import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
@@ -20,15 +20,18 @@ export interface HttpRoute {
   readonly non2xx: number
 }
 
-/** A framework's routes and the paired comparisons against its open route. */
+/**
+ * A framework's routes, and its comparisons: each the median over the rounds of a per-round
+ * difference (costs, in µs of server CPU per request) or ratio (throughputs) of two routes.
+ */
 export interface HttpFramework {
   readonly framework: string
   readonly routes: readonly HttpRoute[]
-  /** (guarded − open) server CPU per request, in µs: the median over the rounds of each round's difference. */
+  /** guarded − open. */
   readonly guardCostMicros: number
-  /** (pass − open): what one more middleware step costs on the framework, in µs. */
+  /** pass − open: what one more middleware step costs on the framework. */
   readonly passCostMicros: number
-  /** guarded ÷ open throughput: the median over the rounds of each round's ratio. */
+  /** guarded ÷ open throughput. */
   readonly guardedVsOpen: number
   /** open ÷ bearer-plugin throughput: the ceiling of any guard on the same yardstick. */
   readonly openVsBearer?: number
@@ -36,18 +39,19 @@ export interface HttpFramework {
   readonly floorVsBearer?: number
   /** guarded ÷ bearer-plugin throughput, when the framework has one. */
   readonly guardedVsBearer?: number
-  /** (bearer − open) server CPU per request, in µs. */
+  /** bearer − open. */
   readonly bearerCostMicros?: number
-  /** (floor − open) server CPU per request, in µs: what any such guard costs. */
+  /** floor − open: what the least guard with a resolver costs on the framework. */
   readonly floorCostMicros: number
   /**
-   * For each route but `open`: half the interquartile range of its per-round differences from `open`,
-   * in µs. Half the rounds' differences lie within it of their middle.
+   * For each route but `open`: half the distance between the first and third quartiles of its
+   * per-round differences from `open`, in µs.
    */
   readonly costSpreadMicros: Readonly<Record<string, number>>
 }
 
-interface Sample {
+/** One route measured in one round. */
+export interface Sample {
   readonly requestsPerSecond: number
   readonly p99Ms: number
   readonly cpuMicrosPerRequest: number
@@ -138,7 +142,8 @@ export async function benchFramework(framework: keyof typeof BENCH_ROUTES, secon
   }
 }
 
-function summarize(framework: string, samples: Map<string, Sample[]>): HttpFramework {
+/** A framework's route table and comparisons from its samples, one per route per round, in round order. */
+export function summarize(framework: string, samples: Map<string, Sample[]>): HttpFramework {
   const routes = [...samples].map(([route, list]) => ({
     framework,
     route,
@@ -149,7 +154,8 @@ function summarize(framework: string, samples: Map<string, Sample[]>): HttpFrame
   }))
   // Every comparison pairs two routes within each round, then takes the median over the rounds: a
   // machine that slows down for a minute slows both sides of a pair, but not every route's median
-  // alike (a run once read Express's open route 87 µs dearer than its pass route from the medians).
+  // alike (from the medians alone, runs have read Express's open route tens of µs dearer than its
+  // pass route, which does strictly more).
   const perRound = (route: string, against: string, compare: (a: Sample, b: Sample) => number) => {
     const base = samples.get(against)!
     return samples.get(route)!.map((sample, round) => compare(sample, base[round]!))

@@ -234,8 +234,8 @@ figure in the first table is the median over the rounds. The second table compar
 round, then takes the median over the rounds: a cost is a route's CPU per request minus the open
 route's in the same round, a ratio the two routes' throughputs in the same round. A machine that
 slows down for a minute slows both sides of a pair, where it can skew one route's median and not
-another's, so these are not always the differences of the first table's medians. A cost's ± is half
-the interquartile range of its per-round differences: half of them lay within ± of their middle.
+another's, so these can differ widely from the differences of the first table's medians. A cost's ±
+is half the distance between the first and third quartiles of its per-round differences.
 \`pass\` adds one empty step, so its row shows that spread on a route that does almost nothing.
 
 | framework | route | req/s | p99 | server CPU / request |
