@@ -8,7 +8,7 @@
 //   from the route's params and the principal, as a host's would after its database lookup;
 // - `floor`: the least a hand-written bearer guard with the same resolver does: the header's token,
 //   its SHA-256, the store lookup, the record's status, the resolver and the scope; no checksum,
-//   transport, body or garbage-record check, no hooks. What any such guard costs on the framework;
+//   transport, body or garbage-record check, no hooks: the yardstick for the guard's cost;
 // - `bearer`: the framework's own bearer plugin (Fastify, Hono), which compares a static string.
 import { hash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
