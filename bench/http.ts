@@ -24,13 +24,19 @@ export interface HttpRoute {
  * A framework's routes, and its comparisons: each the median over the rounds of a per-round
  * difference (costs, in µs of server CPU per request) or ratio (throughputs) of two routes.
  */
+/** A route's cost over the open route's, in µs of server CPU per request. */
+export interface RouteCost {
+  /** The median over the rounds of the route's difference from `open` in the same round. */
+  readonly micros: number
+  /** Half the distance between the first and third quartiles of those per-round differences. */
+  readonly spreadMicros: number
+}
+
 export interface HttpFramework {
   readonly framework: string
   readonly routes: readonly HttpRoute[]
-  /** guarded − open. */
-  readonly guardCostMicros: number
-  /** pass − open: what one more middleware step costs on the framework. */
-  readonly passCostMicros: number
+  /** Every route's cost but `open`'s: `pass` (one more empty step), `guarded`, `floor`, `bearer`. */
+  readonly costs: Readonly<Record<string, RouteCost>>
   /** guarded ÷ open throughput. */
   readonly guardedVsOpen: number
   /** open ÷ bearer-plugin throughput: the ceiling of any guard on the same yardstick. */
@@ -39,15 +45,6 @@ export interface HttpFramework {
   readonly floorVsBearer?: number
   /** guarded ÷ bearer-plugin throughput, when the framework has one. */
   readonly guardedVsBearer?: number
-  /** bearer − open. */
-  readonly bearerCostMicros?: number
-  /** floor − open: what the least guard with a resolver costs on the framework. */
-  readonly floorCostMicros: number
-  /**
-   * For each route but `open`: half the distance between the first and third quartiles of its
-   * per-round differences from `open`, in µs.
-   */
-  readonly costSpreadMicros: Readonly<Record<string, number>>
 }
 
 /** One route measured in one round. */
@@ -160,28 +157,26 @@ export function summarize(framework: string, samples: Map<string, Sample[]>): Ht
     const base = samples.get(against)!
     return samples.get(route)!.map((sample, round) => compare(sample, base[round]!))
   }
-  const costs = (route: string) =>
-    perRound(route, 'open', (a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)
   const throughput = (route: string, against: string) =>
     median(perRound(route, against, (a, b) => a.requestsPerSecond / b.requestsPerSecond))
-  const others = [...samples.keys()].filter((route) => route !== 'open')
-  const costSpreadMicros = Object.fromEntries(
-    others.map((route) => [route, halfInterquartileRange(costs(route))]),
+  const costs = Object.fromEntries(
+    [...samples.keys()]
+      .filter((route) => route !== 'open')
+      .map((route) => {
+        const differences = perRound(route, 'open', (a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)
+        return [route, { micros: median(differences), spreadMicros: halfInterquartileRange(differences) }]
+      }),
   )
   return {
     framework,
     routes,
-    costSpreadMicros,
-    guardCostMicros: median(costs('guarded')),
-    floorCostMicros: median(costs('floor')),
-    passCostMicros: median(costs('pass')),
+    costs,
     guardedVsOpen: throughput('guarded', 'open'),
     ...(samples.has('bearer')
       ? {
           guardedVsBearer: throughput('guarded', 'bearer'),
           floorVsBearer: throughput('floor', 'bearer'),
           openVsBearer: throughput('open', 'bearer'),
-          bearerCostMicros: median(costs('bearer')),
         }
       : {}),
   }

@@ -70,9 +70,11 @@ function httpOf(framework: string): HttpFramework {
   return result
 }
 const micros = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(1)} µs`
-// A cost with this run's spread of it: `+14.5 µs ± 6.1`.
-const cost = (framework: HttpFramework, route: string, value: number) =>
-  `${micros(value)} ± ${(framework.costSpreadMicros[route] ?? Number.NaN).toFixed(1)}`
+// A route's cost with this run's spread of it, `+14.5 µs ± 6.1`; `—` for a route the framework lacks.
+const cost = (framework: HttpFramework, route: string) => {
+  const measured = framework.costs[route]
+  return measured === undefined ? '—' : `${micros(measured.micros)} ± ${measured.spreadMicros.toFixed(1)}`
+}
 // For comparison only: design §11's figure for an unguarded hello-world server on its machines (the
 // bench's open route also parses parameters and answers JSON).
 const REFERENCE_OPEN_MICROS: Record<string, string> = {
@@ -85,8 +87,8 @@ const guardCost = (framework: string, limit: number): [string, string, boolean] 
   const open = result.routes.find((route) => route.route === 'open')!.cpuMicrosPerRequest
   return [
     `${framework}: guarded route ≤ ${limit} µs server CPU per request over unguarded`,
-    `${cost(result, 'guarded', result.guardCostMicros)} (the hand-written floor: ${cost(result, 'floor', result.floorCostMicros)}; the open route itself: ${open.toFixed(1)} µs here; a hello-world server on design §11's machines: ${REFERENCE_OPEN_MICROS[framework]})`,
-    result.guardCostMicros <= limit,
+    `${cost(result, 'guarded')} (the hand-written floor: ${cost(result, 'floor')}; the open route itself: ${open.toFixed(1)} µs here; a hello-world server on design §11's machines: ${REFERENCE_OPEN_MICROS[framework]})`,
+    result.costs.guarded!.micros <= limit,
   ]
 }
 const fastifyVsBearer = httpOf('fastify').guardedVsBearer ?? Number.NaN
@@ -253,7 +255,7 @@ ${http
 ${http
   .map(
     (f) =>
-      `| ${f.framework} | ${cost(f, 'pass', f.passCostMicros)} | ${cost(f, 'guarded', f.guardCostMicros)} | ${cost(f, 'floor', f.floorCostMicros)} | ${ratio(f.guardedVsOpen, 1)} | ${f.bearerCostMicros === undefined ? '—' : cost(f, 'bearer', f.bearerCostMicros)} | ${f.guardedVsBearer === undefined ? '—' : ratio(f.guardedVsBearer, 1)} |`,
+      `| ${f.framework} | ${cost(f, 'pass')} | ${cost(f, 'guarded')} | ${cost(f, 'floor')} | ${ratio(f.guardedVsOpen, 1)} | ${cost(f, 'bearer')} | ${f.guardedVsBearer === undefined ? '—' : ratio(f.guardedVsBearer, 1)} |`,
   )
   .join('\n')}
 

@@ -57,17 +57,17 @@ describe('bench HTTP comparisons', () => {
     // The medians alone (60 and 155) would put the guard at 95 µs.
     expect(result.routes.find((r) => r.route === 'open')?.cpuMicrosPerRequest).toBe(60)
     expect(result.routes.find((r) => r.route === 'guarded')?.cpuMicrosPerRequest).toBe(155)
-    expect(result.guardCostMicros).toBe(5)
-    expect(result.passCostMicros).toBe(1)
-    expect(result.floorCostMicros).toBe(3)
+    expect(result.costs.guarded?.micros).toBe(5)
+    expect(result.costs.pass?.micros).toBe(1)
+    expect(result.costs.floor?.micros).toBe(3)
   })
 
   test('a cost carries the spread of its per-round differences', () => {
     const result = summarize('fastify', samples)
     // [5, 5, 140]: quartiles 5 and 72.5.
-    expect(result.costSpreadMicros.guarded).toBeCloseTo(33.75, 12)
-    expect(result.costSpreadMicros.pass).toBe(0)
-    expect(result.costSpreadMicros).not.toHaveProperty('open')
+    expect(result.costs.guarded?.spreadMicros).toBeCloseTo(33.75, 12)
+    expect(result.costs.pass?.spreadMicros).toBe(0)
+    expect(result.costs).not.toHaveProperty('open')
   })
 
   test('a ratio is the median of the per-round throughput ratios', () => {
@@ -75,7 +75,7 @@ describe('bench HTTP comparisons', () => {
     // [0.9, 0.9, 0.1]
     expect(result.guardedVsOpen).toBeCloseTo(0.9, 12)
     expect(result.guardedVsBearer).toBeUndefined()
-    expect(result.bearerCostMicros).toBeUndefined()
+    expect(result.costs).not.toHaveProperty('bearer')
   })
 
   test('the bearer plugin is compared round by round too', () => {
@@ -86,6 +86,6 @@ describe('bench HTTP comparisons', () => {
     // guarded ÷ bearer: [1.125, 1.125, 0.125]; open ÷ bearer: [1.25, 1.25, 1.25].
     expect(result.guardedVsBearer).toBeCloseTo(1.125, 12)
     expect(result.openVsBearer).toBeCloseTo(1.25, 12)
-    expect(result.bearerCostMicros).toBe(70)
+    expect(result.costs.bearer?.micros).toBe(70)
   })
 })
