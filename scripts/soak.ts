@@ -10,8 +10,8 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { join } from 'node:path'
-import { DEMO_REQUESTS, DEMO_TOKENS } from '../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../examples/server/flags.js'
+import { DEMO_REQUESTS, DEMO_TOKENS } from '../examples/server/seed/demo.js'
 import { type ServerProcess, startServerProcess } from './server-process.js'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 15)

@@ -4,15 +4,15 @@
  */
 import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
-import { AbuseGuard, type AbuseLimits } from './abuse-limits.js'
-import { apiRoutes } from './api-routes.js'
-import { DataModel } from './data.js'
+import { apiRoutes } from './api/api-routes.js'
+import { DataModel } from './api/data.js'
+import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
+import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import { PublicOrigin } from './public-origin.js'
-import { MemoryRateLimitStore, type RateLimitStore } from './rate-limits.js'
-import type { RouteSet } from './route-set.js'
-import type { Seed } from './seed.js'
-import { loadSeedTokens } from './seed-tokens.js'
+import type { RouteSet } from './routes/route-set.js'
+import type { Seed } from './seed/load.js'
+import { loadSeedTokens } from './seed/tokens.js'
 import type { SessionStore } from './web/sessions.js'
 import { signInRoutes } from './web/signin.js'
 import { tokenSettingsRoutes } from './web/token-settings.js'
@@ -32,7 +32,7 @@ export interface App {
   readonly now: () => number
   /** Mounted in order: the API first, then the pages. */
   readonly routeSets: readonly RouteSet[]
-  /** The limits of the unauthenticated endpoints (abuse-limits.ts). */
+  /** The limits of the unauthenticated endpoints (limits/abuse-limits.ts). */
   readonly guard: AbuseGuard
   /** The origin the server hands out in absolute URLs; set once it listens (public-origin.ts). */
   readonly origin: PublicOrigin
@@ -52,7 +52,7 @@ export interface CreateAppOptions {
   readonly signInKey?: Uint8Array
   /** Where the abuse limits count; in memory by default. */
   readonly rateLimits?: RateLimitStore
-  /** Limits other than the defaults (abuse-limits.ts); tests lower them. */
+  /** Limits other than the defaults (limits/abuse-limits.ts); tests lower them. */
   readonly limits?: Partial<AbuseLimits>
   /** `--public-url`; absent: the listening address, recorded by the binding's caller. */
   readonly publicUrl?: string | undefined

@@ -4,9 +4,9 @@
  * server cannot start for another reason (the port is taken, say).
  */
 import { ConfigError } from '../../src/index.js'
-import { DEMO_SEED, demoBanner } from './demo-seed.js'
 import { parseCommandLine, USAGE } from './flags.js'
-import { loadSeed, readSeedFile } from './seed.js'
+import { DEMO_SEED, demoBanner } from './seed/demo.js'
+import { loadSeed, readSeedFile } from './seed/load.js'
 import { type StartedServer, startServer } from './server.js'
 
 /** Where the command line writes. */

@@ -6,9 +6,9 @@
 import { isIP } from 'node:net'
 import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
 import { ConfigError } from '../../src/index.js'
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
 import { parsePublicUrl } from './public-origin.js'
-import { quote } from './seed-messages.js'
-import { parseTrustProxy, type TrustProxy } from './trust-proxy.js'
+import { quote } from './seed/messages.js'
 
 /** The frameworks the server runs on. */
 export const FRAMEWORKS = ['express', 'fastify', 'hono'] as const

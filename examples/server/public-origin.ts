@@ -5,7 +5,7 @@
  * sets as it likes.
  */
 import { ConfigError } from '../../src/index.js'
-import { quote } from './seed-messages.js'
+import { quote } from './seed/messages.js'
 
 /**
  * Parses `--public-url`: an `http` or `https` URL of an origin, an optional path prefix allowed

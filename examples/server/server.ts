@@ -2,16 +2,17 @@
  * Starting the reference server in-process: pick the framework binding, build the app from a
  * loaded seed, listen. main.ts wraps this for the command line; tests call it directly.
  */
-import type { AbuseLimits } from './abuse-limits.js'
+
 import { type App, createApp } from './app.js'
-import { startExpress } from './express.js'
-import { startFastify } from './fastify.js'
 import type { Framework, StoreOption } from './flags.js'
-import type { RunningServer } from './front-door.js'
-import { startHono } from './hono.js'
-import type { Seed } from './seed.js'
+import { startExpress } from './http/express.js'
+import { startFastify } from './http/fastify.js'
+import type { RunningServer } from './http/front-door.js'
+import { startHono } from './http/hono.js'
+import type { TrustProxy } from './http/trust-proxy.js'
+import type { AbuseLimits } from './limits/abuse-limits.js'
+import type { Seed } from './seed/load.js'
 import { openSharedStores } from './shared-stores.js'
-import type { TrustProxy } from './trust-proxy.js'
 
 /** Options of {@link startServer}; the defaults are the command line's. */
 export interface StartServerOptions {
@@ -26,7 +27,7 @@ export interface StartServerOptions {
   readonly now?: () => number
   /** `--public-url`, parsed (`parsePublicUrl`); absent: the listening address. */
   readonly publicUrl?: string | undefined
-  /** Abuse limits other than the defaults (abuse-limits.ts). */
+  /** Abuse limits other than the defaults (limits/abuse-limits.ts). */
   readonly limits?: Partial<AbuseLimits>
 }
 

@@ -6,7 +6,7 @@
 import type { TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import type { StoreOption } from './flags.js'
-import type { RateLimitStore } from './rate-limits.js'
+import type { RateLimitStore } from './limits/rate-limits.js'
 import type { SessionStore } from './web/sessions.js'
 
 /** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
@@ -46,7 +46,7 @@ export async function openSharedStores(
     await Promise.all([
       import('../../adapters/redis/index.js'),
       import('./web/redis-sessions.js'),
-      import('./redis-rate-limits.js'),
+      import('./limits/redis-rate-limits.js'),
     ])
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })

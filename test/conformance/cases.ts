@@ -5,7 +5,7 @@
  * effective = max(public, min(user, scope)); none → 404; short of the need → 403, with
  * `insufficient_scope` when the user's own level would suffice.
  */
-import { encodePageToken } from '../../examples/server/listing.js'
+import { encodePageToken } from '../../examples/server/api/listing.js'
 import {
   matrixDescription,
   matrixName,

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import { loadSeed } from '../../examples/server/seed.js'
+import { parseTrustProxy } from '../../examples/server/http/trust-proxy.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
 import type { StartedServer } from '../../examples/server/server.js'
-import { parseTrustProxy } from '../../examples/server/trust-proxy.js'
 import { isWellFormedTokenValue } from '../../src/index.js'
 import { CASES, type Case } from './cases.js'
 import { type RawRequest, type RawResponse, send } from './http-client.js'

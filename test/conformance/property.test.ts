@@ -8,7 +8,7 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { FRAMEWORKS } from '../../examples/server/flags.js'
-import { loadSeed } from '../../examples/server/seed.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
 import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS, SCOPES } from '../../src/index.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { type RawRequest, send } from './http-client.js'

@@ -1,7 +1,7 @@
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import type { Seed } from '../../examples/server/seed.js'
+import type { TrustProxy } from '../../examples/server/http/trust-proxy.js'
+import type { Seed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
-import type { TrustProxy } from '../../examples/server/trust-proxy.js'
 
 /** One reference server per framework, each with its own copy of the data, on ephemeral ports. */
 export async function startAll(

@@ -8,8 +8,8 @@
  */
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import type { AbuseLimits } from '../../examples/server/abuse-limits.js'
 import { FRAMEWORKS, type StoreOption } from '../../examples/server/flags.js'
+import type { AbuseLimits } from '../../examples/server/limits/abuse-limits.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 import { PageAgent } from './oauth-agent.js'

@@ -5,8 +5,8 @@
  * a real sign-in from another by less than 3×.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { DEFAULT_ABUSE_LIMITS } from '../../examples/server/abuse-limits.js'
-import { DEMO_CLIENTS } from '../../examples/server/oauth/demo-oauth.js'
+import { DEFAULT_ABUSE_LIMITS } from '../../examples/server/limits/abuse-limits.js'
+import { DEMO_CLIENTS } from '../../examples/server/seed/demo-oauth.js'
 import { type ServerProcess, startServerProcess } from '../../scripts/server-process.js'
 import { pkcePair } from './oauth-fixtures.js'
 import { csrfOf, WebClient } from './web-client.js'

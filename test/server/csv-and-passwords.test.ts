@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
-import { tableToCsv } from '../../examples/server/csv.js'
-import { hashPassword, verifyPassword } from '../../examples/server/password-hash.js'
+import { tableToCsv } from '../../examples/server/api/csv.js'
+import { hashPassword, verifyPassword } from '../../examples/server/limits/password-hash.js'
 
 test('tables become RFC 4180 CSV', () => {
   const csv = tableToCsv({

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
-import { DEMO_SEED, DEMO_TOKENS } from '../../examples/server/demo-seed.js'
-import { parseSeed } from '../../examples/server/seed-schema.js'
+import { DEMO_SEED, DEMO_TOKENS } from '../../examples/server/seed/demo.js'
+import { parseSeed } from '../../examples/server/seed/schema.js'
 import { isWellFormedTokenValue, PUBLIC_DATASET_LEVELS } from '../../src/index.js'
 
 test('the demo seed is a valid seed', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { parseCommandLine, parseStore, type ServerFlags } from '../../examples/server/flags.js'
-import { parseTrustProxy } from '../../examples/server/trust-proxy.js'
+import { parseTrustProxy } from '../../examples/server/http/trust-proxy.js'
 import { ConfigError } from '../../src/index.js'
 
 function flagsOf(argv: readonly string[]): ServerFlags {

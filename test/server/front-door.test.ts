@@ -1,8 +1,8 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { DEMO_SEED } from '../../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import { loadSeed } from '../../examples/server/seed.js'
+import { DEMO_SEED } from '../../examples/server/seed/demo.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 
 const servers = {} as Record<Framework, StartedServer>

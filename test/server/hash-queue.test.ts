@@ -1,9 +1,9 @@
 /**
- * The queue of password checks (examples/server/hash-queue.ts): at most `concurrency` at once,
+ * The queue of password checks (examples/server/limits/hash-queue.ts): at most `concurrency` at once,
  * waiting checks taken in turn per client address, failures passed on.
  */
 import { describe, expect, test } from 'vitest'
-import { HashQueue } from '../../examples/server/hash-queue.js'
+import { HashQueue } from '../../examples/server/limits/hash-queue.js'
 
 // A task that finishes when the test says so, recording when it started.
 function gate(started: string[], name: string) {

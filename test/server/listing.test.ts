@@ -5,7 +5,7 @@ import {
   MAX_RESULTS_DETAIL,
   paginate,
   readListingParams,
-} from '../../examples/server/listing.js'
+} from '../../examples/server/api/listing.js'
 
 function detailOf(query: string, body?: Record<string, unknown>): string | undefined {
   const result = readListingParams(new URLSearchParams(query), body, 'acme')

@@ -3,7 +3,7 @@
  * and the requests a client makes (the servers built on them: oauth-harness.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { loadSeed, type Seed } from '../../examples/server/seed.js'
+import { loadSeed, type Seed } from '../../examples/server/seed/load.js'
 import { formWith, type PageAgent, signInThrough } from './oauth-agent.js'
 
 /** RFC 7636 Appendix B. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { bodyHasAccessToken } from '../../adapters/shared/access-token-parameter.js'
-import { parseBodyParameters } from '../../examples/server/request-body.js'
+import { parseBodyParameters } from '../../examples/server/request/body.js'
 
 // The parameters the bindings hand their framework as `req.body`: what the adapters check for an
 // `access_token` (RFC 6750 §2.2), the same on Express, Fastify and Hono.

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { isCanonicalTarget } from '../../examples/server/request-target.js'
+import { isCanonicalTarget } from '../../examples/server/request/target.js'
 
 test.each([
   '/api/v1/datasets/acme/claims',

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util'
 import { describe, expect, test } from 'vitest'
-import { loadSeed } from '../../examples/server/seed.js'
-import { parseSeed } from '../../examples/server/seed-schema.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
+import { parseSeed } from '../../examples/server/seed/schema.js'
 import { ConfigError } from '../../src/index.js'
 
 const ALICE = 'dap_9dzMtUcaWCDPen7A6qZ22SWPZrBH2Tke23VPIp'

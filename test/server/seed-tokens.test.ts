@@ -7,8 +7,8 @@
  */
 import { describe, expect, test } from 'vitest'
 import { createApp } from '../../examples/server/app.js'
-import { loadSeed } from '../../examples/server/seed.js'
-import { loadSeedTokens } from '../../examples/server/seed-tokens.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
+import { loadSeedTokens } from '../../examples/server/seed/tokens.js'
 import {
   MemoryTokenStore,
   rescopeToken,

@@ -4,11 +4,11 @@
  */
 
 import { describe, expect, test } from 'vitest'
-import { parseCookies, serializeCookie } from '../../examples/server/cookies.js'
-import { parseFormBody } from '../../examples/server/form-body.js'
-import { MemoryRateLimitStore } from '../../examples/server/rate-limits.js'
-import { headersOf } from '../../examples/server/result-headers.js'
-import type { ApiRequest } from '../../examples/server/route-set.js'
+import { headersOf } from '../../examples/server/http/result-headers.js'
+import { MemoryRateLimitStore } from '../../examples/server/limits/rate-limits.js'
+import { parseCookies, serializeCookie } from '../../examples/server/request/cookies.js'
+import { parseFormBody } from '../../examples/server/request/form.js'
+import type { ApiRequest } from '../../examples/server/routes/route-set.js'
 import {
   checkSessionCsrf,
   SIGNIN_CSRF_COOKIE,

@@ -6,11 +6,11 @@
  */
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { DEMO_SEED } from '../../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import { loadSeed } from '../../examples/server/seed.js'
+import { parseTrustProxy } from '../../examples/server/http/trust-proxy.js'
+import { DEMO_SEED } from '../../examples/server/seed/demo.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
-import { parseTrustProxy } from '../../examples/server/trust-proxy.js'
 import {
   type MemorySessionStore,
   SESSION_ABSOLUTE_MS,

@@ -8,9 +8,9 @@
 
 import { format } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
-import { DEMO_SEED } from '../../examples/server/demo-seed.js'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import { loadSeed } from '../../examples/server/seed.js'
+import { DEMO_SEED } from '../../examples/server/seed/demo.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import type { MemorySessionStore } from '../../examples/server/web/sessions.js'
 import { createOAuthToken, isWellFormedTokenValue, type TokenRecord } from '../../src/index.js'

@@ -15,9 +15,9 @@ import {
   OAuthError,
   validateAuthorizationRequest,
 } from '../../../src/oauth/index.js'
-import { readForm } from '../form-body.js'
-import { redirect } from '../http-result.js'
-import type { ApiRequest, RouteResult } from '../route-set.js'
+import { readForm } from '../request/form.js'
+import { redirect } from '../routes/http-result.js'
+import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { safeNext } from '../web/next-path.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'

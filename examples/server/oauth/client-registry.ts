@@ -1,7 +1,7 @@
 /**
  * The OAuth clients of the seed, as the core's `LookupClient` sees them.
  *
- * The seed keeps client secrets as scrypt hashes (seed.ts): the server holds no secret, and a
+ * The seed keeps client secrets as scrypt hashes (seed/load.ts): the server holds no secret, and a
  * leaked hash of a short secret is slow to brute-force. The core compares SHA-256 hashes
  * (`hashClientSecret`) in constant time, so for each token or device authorization request the
  * registry checks the presented secret against its scrypt hash first and hands the core a client
@@ -14,8 +14,8 @@ import {
   type OAuthClient,
   type OAuthParams,
 } from '../../../src/oauth/index.js'
-import { verifyPasswordFor } from '../password-hash.js'
-import type { SeedOAuthClient } from '../seed.js'
+import { verifyPasswordFor } from '../limits/password-hash.js'
+import type { SeedOAuthClient } from '../seed/load.js'
 
 // Never a SHA-256 in hex (64 lower-case hex digits), so the core's comparison always fails on it.
 const NO_MATCH = 'no-secret-matches'
@@ -86,7 +86,7 @@ export class ClientRegistry {
   /**
    * The lookup for one token or device authorization request: the secret it presents (`Basic`
    * header or `client_secret`) is checked against the client's scrypt hash, once, in the turn of
-   * the requesting `address` (password-hash.ts).
+   * the requesting `address` (limits/password-hash.ts).
    *
    * @example
    * const clients = registry.lookupFor(params, request.authorization[0], request.clientAddress)

@@ -6,14 +6,14 @@
  *
  * Wrong codes are counted by the core per browser (the anonymous sign-in cookie) or, once signed
  * in, per user, and lock after 5 within 15 minutes. Since new browsers are cheap, every entry, right
- * or wrong, is also counted per client address (abuse-limits.ts: 50 in 15 minutes) — atomically and
+ * or wrong, is also counted per client address (limits/abuse-limits.ts: 50 in 15 minutes) — atomically and
  * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
 import { createHash } from 'node:crypto'
 import { verifyUserCode } from '../../../src/oauth/index.js'
-import { waitInWords } from '../abuse-limits.js'
-import { readForm } from '../form-body.js'
-import type { ApiRequest, RouteResult } from '../route-set.js'
+import { waitInWords } from '../limits/abuse-limits.js'
+import { readForm } from '../request/form.js'
+import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { checkSessionCsrf, SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'

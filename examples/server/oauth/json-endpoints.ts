@@ -12,9 +12,9 @@ import {
   OAuthError,
   type OAuthParams,
 } from '../../../src/oauth/index.js'
-import type { LimitName } from '../abuse-limits.js'
-import { json } from '../http-result.js'
-import type { ApiRequest, ResponseHeaders, RouteResult } from '../route-set.js'
+import type { LimitName } from '../limits/abuse-limits.js'
+import { json } from '../routes/http-result.js'
+import type { ApiRequest, ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { isTransportAcceptable } from '../web/https-only.js'
 import { parseOAuthBody } from './oauth-body.js'
 import type { OAuthContext } from './oauth-context.js'

@@ -5,16 +5,16 @@
  */
 import type { TokenStore } from '../../../src/index.js'
 import { MemoryOAuthStateStore, type OAuthStateStore } from '../../../src/oauth/index.js'
-import type { AbuseGuard } from '../abuse-limits.js'
+import type { AbuseGuard } from '../limits/abuse-limits.js'
 import type { PublicOrigin } from '../public-origin.js'
-import type { SeedOAuthClient } from '../seed.js'
+import type { SeedOAuthClient } from '../seed/load.js'
 import type { WebContext } from '../web/web-context.js'
 import { ClientRegistry } from './client-registry.js'
 import { PendingConsents } from './pending-consents.js'
 
 /** Options of {@link createOAuthContext}. */
 export interface OAuthContextOptions {
-  /** The seed's clients (seed.ts), secrets as scrypt hashes. */
+  /** The seed's clients (seed/load.ts), secrets as scrypt hashes. */
   readonly clients: readonly SeedOAuthClient[]
   /** The API's token store. */
   readonly tokens: TokenStore
@@ -25,7 +25,7 @@ export interface OAuthContextOptions {
   readonly state?: OAuthStateStore
   /** Lifetime of issued access tokens; one hour by default (design §6). */
   readonly accessTokenTtlMs?: number
-  /** The per-address limits of the unauthenticated endpoints (abuse-limits.ts). */
+  /** The per-address limits of the unauthenticated endpoints (limits/abuse-limits.ts). */
   readonly guard: AbuseGuard
   /** The server's public origin, for the metadata and `verification_uri`. */
   readonly origin: PublicOrigin

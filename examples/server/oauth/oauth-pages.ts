@@ -5,7 +5,7 @@
  */
 import type { Scope } from '../../../src/index.js'
 import type { OAuthError } from '../../../src/oauth/index.js'
-import type { ResponseHeaders, RouteResult } from '../route-set.js'
+import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField, csrfInput } from '../web/csrf.js'
 import { escapeHtml, renderPage, type SignedInHeader } from '../web/html.js'
 import { SCOPE_DESCRIPTIONS } from '../web/scope-descriptions.js'

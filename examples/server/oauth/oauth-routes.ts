@@ -16,7 +16,7 @@
  * endpoints a 400 `invalid_request` (../web/https-only.ts). docs/oauth.md describes the flows for
  * users of the server.
  */
-import type { Route, RouteSet } from '../route-set.js'
+import type { Route, RouteSet } from '../routes/route-set.js'
 import { httpsOnly } from '../web/https-only.js'
 import { answerConsent, authorize } from './authorization-pages.js'
 import { enterUserCode, showDevicePage } from './device-pages.js'

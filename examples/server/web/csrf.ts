@@ -9,8 +9,8 @@
  * comparisons are constant-time; a missing or wrong token is a 403 page (signin.ts, settings).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { serializeCookie } from '../cookies.js'
-import type { ApiRequest } from '../route-set.js'
+import { serializeCookie } from '../request/cookies.js'
+import type { ApiRequest } from '../routes/route-set.js'
 import { escapeHtml } from './escape-html.js'
 import { cookieOptions, randomToken } from './sessions.js'
 

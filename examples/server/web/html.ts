@@ -5,7 +5,7 @@
  * callers from escaped parts.
  */
 import { createHash } from 'node:crypto'
-import type { ResponseHeaders, RouteResult } from '../route-set.js'
+import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
 

@@ -10,7 +10,7 @@
  * endpoints, which answer in OAuth's own error shape, ask {@link isTransportAcceptable}.
  */
 import { isSecureTransport } from '../../../src/index.js'
-import type { ApiRequest, Route, RouteResult } from '../route-set.js'
+import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
 import { renderPage } from './html.js'
 
 /** Whether the request came over HTTPS, or from loopback. */

@@ -4,7 +4,7 @@
  * protocol-relative `//host`, `/\host` (which browsers read as `//host`), escapes in the path,
  * control characters — is ignored, so sign-in can never be used as an open redirect.
  */
-import { isCanonicalTarget } from '../request-target.js'
+import { isCanonicalTarget } from '../request/target.js'
 
 /** Where sign-in leads when no usable `next` is given. */
 export const DEFAULT_NEXT = '/settings/tokens'

@@ -9,8 +9,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { isSecureTransport } from '../../../src/index.js'
-import { type CookieOptions, serializeCookie } from '../cookies.js'
-import type { ApiRequest } from '../route-set.js'
+import { type CookieOptions, serializeCookie } from '../request/cookies.js'
+import type { ApiRequest } from '../routes/route-set.js'
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'dap_session'

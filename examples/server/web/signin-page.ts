@@ -3,7 +3,7 @@
  * re-rendered by `POST /signin` after a failure, and shown in place by pages that need a signed-in
  * user (`requireSignIn(…, 'page')`, the OAuth authorization page). It always posts to `/signin`.
  */
-import type { ResponseHeaders, RouteResult } from '../route-set.js'
+import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import type { SignInCsrf } from './csrf.js'
 import { csrfInput } from './csrf.js'
 import { escapeHtml } from './escape-html.js'

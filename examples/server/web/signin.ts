@@ -2,15 +2,15 @@
  * Sign-in and sign-out pages (design §9): `GET /signin`, `POST /signin` (fields `handle`,
  * `password`, `next`, `csrf_token`), `POST /signout` (field `csrf_token`). Credentials are the
  * seed's users, checked with scrypt; attempts are limited per address and per (handle, address),
- * so that nobody can lock a user out from elsewhere (abuse-limits.ts); a successful sign-in always
+ * so that nobody can lock a user out from elsewhere (limits/abuse-limits.ts); a successful sign-in always
  * starts a new session (a fixed id planted before sign-in is never promoted). Over plain HTTP from
  * another machine every route is the 403 page of https-only.ts.
  */
 
-import { type AbuseGuard, waitInWords } from '../abuse-limits.js'
-import { readForm } from '../form-body.js'
-import { redirect } from '../http-result.js'
-import type { ApiRequest, Route, RouteResult, RouteSet } from '../route-set.js'
+import { type AbuseGuard, waitInWords } from '../limits/abuse-limits.js'
+import { readForm } from '../request/form.js'
+import { redirect } from '../routes/http-result.js'
+import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { httpsOnly } from './https-only.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'
 import { clearedSessionCookie, SESSION_COOKIE, sessionCookie } from './sessions.js'
@@ -20,7 +20,7 @@ import type { WebContext } from './web-context.js'
 /** The one message for a wrong handle or password: it never says which was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect handle or password.'
 
-// Longer than any seed handle can be (seed-shapes.ts: 1–64 characters); such a handle is not
+// Longer than any seed handle can be (seed/shapes.ts: 1–64 characters); such a handle is not
 // counted against the limiter, so nobody can fill its memory with made-up names of any length.
 const MAX_HANDLE_LENGTH = 64
 const MAX_PASSWORD_LENGTH = 1024

@@ -5,7 +5,7 @@
  * appears on exactly one page, {@link createdTokenPage}, which nothing stores.
  */
 import { SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
-import type { RouteResult } from '../route-set.js'
+import type { RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
 import { renderPage } from './html.js'

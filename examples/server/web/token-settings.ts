@@ -25,9 +25,9 @@ import {
   type TokenRecord,
   type TokenStore,
 } from '../../../src/index.js'
-import { readForm } from '../form-body.js'
-import { redirect } from '../http-result.js'
-import type { ApiRequest, Route, RouteResult, RouteSet } from '../route-set.js'
+import { readForm } from '../request/form.js'
+import { redirect } from '../routes/http-result.js'
+import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { messagePage } from './html.js'
 import { httpsOnly } from './https-only.js'
 import type { Session } from './sessions.js'

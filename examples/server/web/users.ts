@@ -1,10 +1,10 @@
 /**
  * The users who can sign in to the pages: the seed's handles and scrypt password hashes
- * (password-hash.ts). An unknown handle is checked against a dummy hash, so that a wrong handle
+ * (limits/password-hash.ts). An unknown handle is checked against a dummy hash, so that a wrong handle
  * and a wrong password take the same time and give the same answer.
  */
-import { hashPassword, verifyPasswordFor } from '../password-hash.js'
-import type { SeedUser } from '../seed.js'
+import { hashPassword, verifyPasswordFor } from '../limits/password-hash.js'
+import type { SeedUser } from '../seed/load.js'
 
 /**
  * Checks sign-in credentials against the seed's users.
@@ -35,7 +35,7 @@ export class UserDirectory {
 
   /**
    * Whether the password is the user's; false for an unknown handle, after the same work. The
-   * check waits its turn among those of other addresses (password-hash.ts).
+   * check waits its turn among those of other addresses (limits/password-hash.ts).
    */
   async verify(handle: string, password: string, address?: string): Promise<boolean> {
     const stored = this.#hashes.get(handle)

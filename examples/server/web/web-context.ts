@@ -5,9 +5,9 @@
  * (memory, or the Redis that several instances share). README.md in this folder documents it.
  */
 
-import { redirect } from '../http-result.js'
-import type { ApiRequest, RouteResult } from '../route-set.js'
-import type { SeedUser } from '../seed.js'
+import { redirect } from '../routes/http-result.js'
+import type { ApiRequest, RouteResult } from '../routes/route-set.js'
+import type { SeedUser } from '../seed/load.js'
 import { checkSessionCsrf, SignInCsrfTokens } from './csrf.js'
 import { messagePage } from './html.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'

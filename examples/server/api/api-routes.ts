@@ -1,0 +1,273 @@
+/**
+ * The data-access API of design §9, as neutral routes (routes/route-set.ts), all under `/api/v1` and all
+ * behind the library: each route names its operation and describes its resource; handlers run
+ * only once the policy allowed, and data-content handlers declare the records they send so the
+ * adapter can enforce export caps before the first byte.
+ */
+import type { AccessPolicy, Operation, Principal } from '../../../src/index.js'
+import { readJsonObject, unknownKey } from '../request/body.js'
+import { invalidParameter, json, notFound } from '../routes/http-result.js'
+import type { ApiRequest, Route, RouteAccess, RouteResult, RouteSet } from '../routes/route-set.js'
+import { isValidText, MAX_TEXT_LENGTH } from '../seed/shapes.js'
+import { tableToCsv } from './csv.js'
+import { type DataModel, type Dataset, MEMBER_STATUSES, type MemberStatus, type OwnerKind } from './data.js'
+import { describeDataset, describeOrganization, describeWorkflow } from './describe.js'
+import {
+  DEFAULT_MAX_RESULTS,
+  MAX_RESULTS_DETAIL,
+  paginate,
+  parseMaxResults,
+  readListingParams,
+} from './listing.js'
+
+/** What the API routes work on. */
+export interface ApiContext {
+  readonly model: DataModel
+  readonly policy: AccessPolicy
+}
+
+/** The path prefix of the API (contract §9). */
+export const API_PREFIX = '/api/v1'
+
+const DESCRIPTION_DETAIL = `the body must be {"description": text of at most ${MAX_TEXT_LENGTH} characters}`
+const EXPORT_DETAIL = 'the body must be {"table": "<table name>"}'
+const STATUS_DETAIL = `the body must be {"status": ${MEMBER_STATUSES.map((status) => `"${status}"`).join(' | ')}}`
+
+function param(request: ApiRequest, name: string): string {
+  return request.params[name] ?? ''
+}
+
+/**
+ * Builds the API route set.
+ *
+ * @example
+ * const routes = apiRoutes({ model: new DataModel(seed), policy })
+ */
+export function apiRoutes(context: ApiContext): RouteSet {
+  const { model, policy } = context
+
+  const datasetOf = (request: ApiRequest): Dataset | undefined =>
+    model.dataset(param(request, 'owner'), param(request, 'name'))
+
+  const dataset = (operation: Operation): RouteAccess => ({
+    operation,
+    resource: (request: ApiRequest) => {
+      const found = datasetOf(request)
+      return found && describeDataset(model, found, request.principal)
+    },
+  })
+
+  const workflow = (operation: 'workflow.read' | 'workflow.run') => ({
+    operation,
+    resource: (request: ApiRequest) => {
+      const found = model.workflow(param(request, 'owner'), param(request, 'name'))
+      return found && describeWorkflow(model, found, request.principal)
+    },
+  })
+
+  const organization = (operation: 'organization.read' | 'organization.write') => ({
+    operation,
+    resource: (request: ApiRequest) => {
+      const handle = param(request, 'org')
+      return model.organization(handle) && describeOrganization(model, handle, request.principal)
+    },
+  })
+
+  // The listing filters with the very call that guards a single dataset, `dataset.list` deciding
+  // exactly like `dataset.overview`, so a listing can never show what a direct request would hide.
+  const list = (kind: OwnerKind, key: string) => async (request: ApiRequest) => {
+    const owner = param(request, key)
+    const principal = request.principal
+    if (principal === undefined || model.ownerKind(owner) !== kind) return notFound()
+    const body = await readJsonObject(request, MAX_RESULTS_DETAIL)
+    if (!body.ok) return body.result
+    const params = readListingParams(request.query, body.value, owner)
+    if (!params.ok) return params.result
+    const visible = model
+      .datasetsOf(owner)
+      .filter((each) => isListed(policy, principal, describeDataset(model, each, principal)))
+    const page = paginate(visible, owner, params.value)
+    return json({
+      results: page.items.map((each) => ({
+        owner: each.owner,
+        name: each.name,
+        description: each.description,
+        publicLevel: each.publicLevel,
+      })),
+      nextPageToken: page.nextPageToken,
+    })
+  }
+
+  const routes: Route[] = [
+    { method: 'GET', path: '/organizations/:org/datasets', access: {}, handle: list('organization', 'org') },
+    { method: 'GET', path: '/users/:user/datasets', access: {}, handle: list('user', 'user') },
+    {
+      method: 'GET',
+      path: '/datasets/:owner/:name',
+      access: dataset('dataset.overview'),
+      handle: async (request) => withDataset(datasetOf(request), (found) => json(overviewOf(found))),
+    },
+    {
+      method: 'PATCH',
+      path: '/datasets/:owner/:name',
+      access: dataset('dataset.update'),
+      handle: async (request) => {
+        const found = datasetOf(request)
+        if (found === undefined) return notFound()
+        const description = await readOneField(request, 'description', isDescription, DESCRIPTION_DETAIL)
+        if (!description.ok) return description.result
+        found.description = description.value
+        return json(overviewOf(found))
+      },
+    },
+    {
+      method: 'GET',
+      path: '/datasets/:owner/:name/metadata',
+      access: dataset('dataset.metadata'),
+      handle: async (request) =>
+        withDataset(datasetOf(request), (found) =>
+          json({
+            tables: found.tables.map((table) => ({
+              name: table.name,
+              variables: table.variables,
+              numRows: table.rows.length,
+            })),
+          }),
+        ),
+    },
+    {
+      method: 'GET',
+      path: '/datasets/:owner/:name/tables/:table/rows',
+      access: dataset('table.read'),
+      handle: async (request) => {
+        const table = datasetOf(request)?.tables.find((each) => each.name === param(request, 'table'))
+        if (table === undefined) return notFound()
+        const maxResults = parseMaxResults(request.query)
+        if (!maxResults.ok) return maxResults.result
+        const rows = table.rows.slice(0, maxResults.value ?? DEFAULT_MAX_RESULTS)
+        return data('application/json; charset=utf-8', JSON.stringify({ rows }), rows.length)
+      },
+    },
+    {
+      method: 'POST',
+      path: '/datasets/:owner/:name/exports',
+      access: dataset('export.create'),
+      handle: async (request) => {
+        const found = datasetOf(request)
+        if (found === undefined) return notFound()
+        const name = await readOneField(request, 'table', isString, EXPORT_DETAIL)
+        if (!name.ok) return name.result
+        const table = found.tables.find((each) => each.name === name.value)
+        if (table === undefined) return notFound()
+        return data('text/csv; charset=utf-8', tableToCsv(table), table.rows.length)
+      },
+    },
+    {
+      method: 'POST',
+      path: '/datasets/:owner/:name/versions',
+      access: dataset('version.release'),
+      handle: async (request) =>
+        withDataset(datasetOf(request), (found) => {
+          found.versions += 1
+          return json({ version: found.versions }, 201)
+        }),
+    },
+    {
+      method: 'GET',
+      path: '/workflows/:owner/:name',
+      access: workflow('workflow.read'),
+      handle: async (request) => {
+        const found = model.workflow(param(request, 'owner'), param(request, 'name'))
+        return found === undefined ? notFound() : json({ owner: found.owner, name: found.name })
+      },
+    },
+    {
+      method: 'POST',
+      path: '/workflows/:owner/:name/runs',
+      access: workflow('workflow.run'),
+      handle: async (request) => {
+        const found = model.workflow(param(request, 'owner'), param(request, 'name'))
+        if (found === undefined) return notFound()
+        found.runs += 1
+        return json({ run: { id: `run-${found.runs}`, status: 'queued' } }, 202)
+      },
+    },
+    {
+      method: 'GET',
+      path: '/organizations/:org',
+      access: organization('organization.read'),
+      handle: async (request) => {
+        const found = model.organization(param(request, 'org'))
+        if (found === undefined) return notFound()
+        return json({
+          handle: found.handle,
+          admins: [...found.admins],
+          members: [...found.members].map(([user, status]) => ({ user, status })),
+        })
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/organizations/:org/members/:user',
+      access: organization('organization.write'),
+      handle: async (request) => {
+        const found = model.organization(param(request, 'org'))
+        const user = param(request, 'user')
+        if (found === undefined || !found.members.has(user)) return notFound()
+        const status = await readOneField(request, 'status', isMemberStatus, STATUS_DETAIL)
+        if (!status.ok) return status.result
+        found.members.set(user, status.value)
+        return json({ user, status: status.value })
+      },
+    },
+  ]
+  return { name: 'api', routes: routes.map((route) => ({ ...route, path: `${API_PREFIX}${route.path}` })) }
+}
+
+type OneField<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly result: RouteResult }
+
+// The bodies that change something are a JSON object with exactly one key, whose value `accepts`
+// takes; anything else is 400 `invalid_parameter` with `detail`.
+async function readOneField<T>(
+  request: ApiRequest,
+  key: string,
+  accepts: (value: unknown) => value is T,
+  detail: string,
+): Promise<OneField<T>> {
+  const body = await readJsonObject(request, detail)
+  if (!body.ok) return body
+  const value = body.value?.[key]
+  if (body.value === undefined || unknownKey(body.value, [key]) !== undefined || !accepts(value)) {
+    return { ok: false, result: invalidParameter(detail) }
+  }
+  return { ok: true, value }
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string'
+const isDescription = (value: unknown): value is string =>
+  typeof value === 'string' && isValidText(value, MAX_TEXT_LENGTH)
+const isMemberStatus = (value: unknown): value is MemberStatus =>
+  (MEMBER_STATUSES as readonly unknown[]).includes(value)
+
+function isListed(
+  policy: AccessPolicy,
+  principal: Principal,
+  resource: ReturnType<typeof describeDataset>,
+): boolean {
+  return policy.authorize(principal, 'dataset.list', resource).allowed
+}
+
+function overviewOf(dataset: Dataset): { owner: string; name: string; description: string } {
+  return { owner: dataset.owner, name: dataset.name, description: dataset.description }
+}
+
+// The guard already resolved the dataset; it can only be gone here if it vanished in between.
+function withDataset(found: Dataset | undefined, answer: (dataset: Dataset) => RouteResult): RouteResult {
+  return found === undefined ? notFound() : answer(found)
+}
+
+function data(contentType: string, body: string, records: number): RouteResult {
+  return { kind: 'data', status: 200, contentType, body, records }
+}

@@ -1,0 +1,139 @@
+/**
+ * The Node HTTP server every binding runs on. Its request listener is a front door in front of
+ * the framework: a non-canonical target (request/target.ts) or a method no route uses is answered
+ * with the policy's 404 before any router runs, so Express, Fastify and Hono never see the requests
+ * on which their routers differ (percent-escapes, dot segments, Express's automatic OPTIONS).
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { deny } from '../../../src/index.js'
+import type { App } from '../app.js'
+import { isCanonicalTarget } from '../request/target.js'
+import { JSON_CONTENT_TYPE } from '../routes/http-result.js'
+import type { TrustProxy } from './trust-proxy.js'
+
+/** A server that is listening. */
+export interface RunningServer {
+  /** `http://HOST:PORT`, with the port actually bound. */
+  readonly url: string
+  readonly host: string
+  readonly port: number
+  /** Stops accepting connections, ends idle ones and resolves once the server is closed. */
+  close(): Promise<void>
+}
+
+/** Where to listen. */
+export interface ListenOptions {
+  readonly host: string
+  /** 0 picks a free port. */
+  readonly port: number
+}
+
+/** Where and how a framework binding serves. */
+export interface BindingOptions extends ListenOptions {
+  /** Peers allowed to set `X-Forwarded-For` / `X-Forwarded-Proto` (http/trust-proxy.ts). */
+  readonly trustProxy: TrustProxy
+}
+
+// RFC 9112 §3.2: a request without exactly one valid Host header is 400. Checked here because the
+// frameworks disagree (Hono answers plain text, Express and Fastify route the request anyway).
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
+/** True for a request whose `Host` header is a single syntactically valid `host[:port]`. */
+export function hasValidHost(request: IncomingMessage): boolean {
+  const values = request.headersDistinct.host
+  return values?.length === 1 && HOST.test(values[0]!)
+}
+
+function methodsOf(app: App): ReadonlySet<string> {
+  const methods = new Set(['HEAD'])
+  for (const set of app.routeSets) for (const route of set.routes) methods.add(route.method)
+  return methods
+}
+
+/** Wraps a framework's request listener in the front door. */
+export function frontDoor(
+  app: App,
+  next: (request: IncomingMessage, response: ServerResponse) => void,
+): RequestListener {
+  const methods = methodsOf(app)
+  const notFound = app.policy.render(deny('not_found'))
+  return (request, response) => {
+    if (!hasValidHost(request)) {
+      writeJson(response, 400, { error: { status: 400, message: 'Bad request', code: 'invalid_host' } })
+      return
+    }
+    if (methods.has(request.method ?? '') && isCanonicalTarget(request.url)) {
+      next(request, response)
+      return
+    }
+    response.writeHead(notFound.status, notFound.headers).end(notFound.body)
+  }
+}
+
+/** Creates the Node server with the front door before `next`. */
+export function createFrontDoorServer(
+  app: App,
+  next: (request: IncomingMessage, response: ServerResponse) => void,
+): Server {
+  return createServer(frontDoor(app, next))
+}
+
+/** Writes a JSON answer on a bare Node response: the bytes every binding sends for a JSON result. */
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  res.setHeader('content-type', JSON_CONTENT_TYPE)
+  res.setHeader('content-length', Buffer.byteLength(text))
+  res.end(text)
+}
+
+/**
+ * Starts `server` listening and describes where it ended up. `stop` closes it; by default the
+ * Node server is closed directly (a framework may bring its own shutdown).
+ */
+export function listen(
+  server: Server,
+  options: ListenOptions,
+  stop: () => Promise<void> = () => closeServer(server),
+): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error)
+    server.once('error', onError)
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError)
+      const { port } = server.address() as AddressInfo
+      const host = options.host
+      let closing: Promise<void> | undefined
+      resolve({
+        url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+        host,
+        port,
+        close: () => {
+          closing ??= stop()
+          return closing
+        },
+      })
+    })
+  })
+}
+
+/** Closes a Node server; one that is not listening (any more) counts as closed. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!server.listening) {
+      resolve()
+      return
+    }
+    server.close((error) => (error ? reject(error) : resolve()))
+    // Keep-alive connections would hold the close open until they time out.
+    server.closeIdleConnections()
+  })
+}

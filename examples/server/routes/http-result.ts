@@ -1,0 +1,81 @@
+/**
+ * The server's own answers beside the policy's denials: JSON documents, and the 400/413/500 errors
+ * it raises itself, in the same `{"error":{status,message,code}}` shape plus a `detail` for the
+ * caller. Pure functions; bindings serialize the result.
+ */
+import { type Deny, deny } from '../../../src/index.js'
+import type { ResponseHeaders, RouteResult } from './route-set.js'
+
+/** The content type of every JSON answer. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * A JSON answer, with optional extra headers.
+ *
+ * @example
+ * json({ access_token: value }, 200, { 'cache-control': 'no-store', pragma: 'no-cache' })
+ */
+export function json(body: unknown, status = 200, headers?: ResponseHeaders): RouteResult {
+  return headers === undefined ? { kind: 'json', status, body } : { kind: 'json', status, body, headers }
+}
+
+/**
+ * A redirect (empty body, `Cache-Control: no-store`); 303 after a form post, so the browser
+ * follows with a GET.
+ *
+ * @example
+ * redirect('/settings/tokens')
+ */
+export function redirect(location: string, status: 302 | 303 = 303, headers?: ResponseHeaders): RouteResult {
+  return headers === undefined
+    ? { kind: 'redirect', status, location }
+    : { kind: 'redirect', status, location, headers }
+}
+
+/** A denial of the policy, to be rendered by the adapter. */
+export function denial(decision: Deny): RouteResult {
+  return { kind: 'denial', deny: decision }
+}
+
+/** The resource does not exist, or the caller may not learn that it does. */
+export function notFound(): RouteResult {
+  return denial(deny('not_found'))
+}
+
+/**
+ * A parameter of the request is invalid: 400 with the policy's `Bad request` body shape and a
+ * `detail` saying what was expected (never echoing the value, which could be anything).
+ *
+ * @example
+ * invalidParameter('maxResults must be an integer from 1 to 1000')
+ * // 400 {"error":{"status":400,"message":"Bad request","code":"invalid_parameter","detail":"maxResults must be …"}}
+ */
+export function invalidParameter(detail: string): RouteResult {
+  return json({ error: { status: 400, message: 'Bad request', code: 'invalid_parameter', detail } }, 400)
+}
+
+/** The request body is larger than the server reads. */
+export function bodyTooLarge(limit: number): RouteResult {
+  return json(
+    {
+      error: {
+        status: 413,
+        message: 'Payload too large',
+        code: 'body_too_large',
+        detail: `the body must be at most ${limit} bytes`,
+      },
+    },
+    413,
+  )
+}
+
+/** The answer to a failure of the server itself; the cause is logged, never sent. */
+export const INTERNAL_ERROR = {
+  status: 500,
+  body: { error: { status: 500, message: 'Internal server error', code: 'internal_error' } },
+} as const
+
+/** A failure of the server itself, as a result. */
+export function internalError(): RouteResult {
+  return json(INTERNAL_ERROR.body, INTERNAL_ERROR.status)
+}
