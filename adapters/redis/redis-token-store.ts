@@ -11,6 +11,7 @@ import {
   closeConnection,
   connectionOptionsShape,
   defineScript,
+  duplicateConnection,
   type LuaScript,
   openConnection,
   type RedisConnection,
@@ -169,7 +170,7 @@ export class RedisTokenStore implements TokenStore {
         connectionName: `dap-tokens-sub-${instance}`,
       })
     } else {
-      this.#subscriber = client.duplicate({ connectionName: `dap-tokens-sub-${instance}` })
+      this.#subscriber = duplicateConnection(client, commandTimeoutMs, `dap-tokens-sub-${instance}`)
       this.#feed = new InvalidationFeed({
         ...feed,
         publish: (channel, message) => client.publish(channel, message),
