@@ -162,6 +162,7 @@ export class RedisTokenStore implements TokenStore {
   // The waits of background confirmations, ended early by close().
   readonly #pauses = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: () => void }>()
   #closed = false
+  #confirming = 0
   readonly #save: LuaScript
   readonly #replace: LuaScript
   readonly #claimId: LuaScript
@@ -248,6 +249,14 @@ export class RedisTokenStore implements TokenStore {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /**
+   * How many changes took effect without enough replicas confirming them and are being confirmed in
+   * the background: a health check can show it (0 on a healthy cluster).
+   */
+  get pendingConfirmations(): number {
+    return this.#confirming
   }
 
   /** Stops the heartbeat and the background confirmations, and closes both connections. */
@@ -503,7 +512,8 @@ export class RedisTokenStore implements TokenStore {
         ),
       )
     }
-    void confirm()
+    this.#confirming++
+    void confirm().finally(() => this.#confirming--)
   }
 
   #pause(ms: number): Promise<void> {
