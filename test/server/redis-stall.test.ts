@@ -132,3 +132,86 @@ describe.each(FRAMEWORKS)(
     )
   },
 )
+
+describe.each(FRAMEWORKS)('%s on Redis, with Redis not answering', (framework) => {
+  test(
+    'answers 503 on every page and endpoint that needs the store, reports why, and recovers',
+    async () => {
+      const instance = instances.get(framework)!
+      const { cookie, csrf } = await browser(instance)
+      const form = { 'content-type': 'application/x-www-form-urlencoded' }
+      const requests: [string, () => Promise<Response>, string][] = [
+        [
+          'the settings page',
+          () => fetch(`${instance.url}/settings/tokens`, { headers: { cookie } }),
+          'text/html',
+        ],
+        [
+          'a user-code entry',
+          () =>
+            fetch(`${instance.url}/device`, {
+              method: 'POST',
+              headers: { cookie, ...form },
+              body: new URLSearchParams({ user_code: 'BCDF-GHJK', csrf_token: csrf }).toString(),
+            }),
+          'text/html',
+        ],
+        [
+          'an API request',
+          () =>
+            fetch(`${instance.url}${DATASET}`, {
+              headers: { authorization: `Bearer ${generateTokenValue('api')}` },
+            }),
+          'application/json',
+        ],
+        [
+          'a token request',
+          () =>
+            fetch(`${instance.url}/oauth/token`, {
+              method: 'POST',
+              headers: form,
+              body: 'grant_type=refresh_token&refresh_token=x&client_id=cli',
+            }),
+          'application/json',
+        ],
+        [
+          'a device authorization',
+          () =>
+            fetch(`${instance.url}/oauth/device_authorization`, {
+              method: 'POST',
+              headers: form,
+              body: 'client_id=cli',
+            }),
+          'application/json',
+        ],
+      ]
+      const before = instance.output().length
+      redis.pause()
+      let answers: { what: string; status: number; type: string | null; expected: string }[]
+      try {
+        answers = await Promise.all(
+          requests.map(async ([what, send, expected]) => {
+            const response = await send()
+            await response.arrayBuffer()
+            return { what, status: response.status, type: response.headers.get('content-type'), expected }
+          }),
+        )
+      } finally {
+        redis.resume()
+      }
+      for (const { what, status, type, expected } of answers) {
+        expect({ what, status }).toEqual({ what, status: 503 })
+        expect(type).toContain(expected)
+      }
+      // Each cause reaches the server's error hook (stderr), named by its route.
+      const reported = instance.output().slice(before)
+      expect(reported).toContain('GET /settings/tokens:')
+      expect(reported).toContain('POST /device:')
+      // Redis back: the same page answers again, without a restart.
+      const again = await fetch(`${instance.url}/settings/tokens`, { headers: { cookie } })
+      await again.arrayBuffer()
+      expect(again.status).toBe(200)
+    },
+    60 * SECOND,
+  )
+})
