@@ -273,7 +273,8 @@ export function defineScript(client: RedisConnection, name: string, lua: string)
 
 /**
  * Waits until `count` replicas have every write made so far on the connection that wrote `key`
- * (on a cluster, the master that owns its slot), or `timeoutMs`; answers how many had it.
+ * (on a cluster, the master that owns its slot), or `timeoutMs`; answers how many had it (at once,
+ * and at most the number connected, when fewer than `count` replicas are connected).
  */
 export async function replicasHaving(
   client: RedisConnection,
@@ -289,6 +290,13 @@ export async function replicasHaving(
   } else {
     node = client
   }
+  // WAIT blocks the connection it runs on, and every lookup sent to that master queues behind it:
+  // with too few replicas connected to ever confirm (a shard whose replica was promoted in a
+  // failover), each write would hold the master's lookups for the whole timeout. ROLE says at once
+  // how many replicas are connected (none, from a node that is no longer a master).
+  const role: unknown = await node.role()
+  const connected = Array.isArray(role) && role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0
+  if (connected < count) return connected
   return node.wait(count, timeoutMs)
 }
 

@@ -11,7 +11,7 @@ import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/r
 import { children, type Instance, startInstance, stopInstance } from './server-instances.js'
 import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 
-// Two reference servers of different frameworks (child processes) on one Redis Cluster of three
+// Reference servers of different frameworks (child processes) on one Redis Cluster of three
 // masters and three replicas that this file starts: tokens spread over every master, sessions and
 // revocations shared, and a master killed by PID — 503 during the gap, never a 200 for a token
 // revoked before it, and correct answers again once its replica is promoted, without a restart.
@@ -33,6 +33,8 @@ let cluster: RedisClusterServers
 let observer: RedisTokenStore
 let a: Instance
 let b: Instance
+// Express joins for the writes after the failover, so that the pages are checked on all three frameworks.
+let c: Instance
 // Which tokens the tests below have used up (revoked), so that each picks fresh ones.
 const used = new Set<string>()
 // The masters before the failover test kills one; the shard whose replica it promotes is the one
@@ -44,9 +46,10 @@ beforeAll(async () => {
   const seed = join(directory, 'seed.json')
   writeFileSync(seed, JSON.stringify(SEED))
   const common = ['--seed', seed, '--store', cluster.url, '--port', '0']
-  ;[a, b] = await Promise.all([
+  ;[a, b, c] = await Promise.all([
     startInstance([...common, '--framework', 'fastify']),
     startInstance([...common, '--framework', 'hono']),
+    startInstance([...common, '--framework', 'express']),
   ])
   observer = new RedisTokenStore({ redis: cluster.url })
   await observer.ready()
@@ -263,43 +266,43 @@ describe('two reference servers on one Redis Cluster', () => {
       await store.close()
     }
 
-    // The pages: a revocation on that shard is reported done and pending, and the API refuses it.
-    const [value] = await tokensOn(promoted!, 1)
-    const { id, name } = await recordOf(value!)
-    const client = await signIn(a)
-    const action = `/settings/tokens/${id}/revoke`
-    const list = await client.get('/settings/tokens')
-    const revoked = await client.post(action, { confirm: 'yes', csrf_token: csrfOf(list.body, action) })
-    expect(revoked.status).toBe(303)
-    const after = await client.get('/settings/tokens')
-    expect(after.body).toContain(
-      `Revoked “${name}” (replication pending). Requests with it are refused from now on.`,
-    )
-    for (const instance of [a, b]) {
-      await until(async () => (await status(instance, value!)) === 401, 5 * SECOND, 'revoked on both')
-    }
+    for (const [n, instance] of [a, b, c].entries()) {
+      // The pages: a revocation on that shard is reported done and pending, and the API refuses it.
+      const [value] = await tokensOn(promoted!, 1)
+      const { id, name } = await recordOf(value!)
+      const client = await signIn(instance)
+      const action = `/settings/tokens/${id}/revoke`
+      const list = await client.get('/settings/tokens')
+      const revoked = await client.post(action, { confirm: 'yes', csrf_token: csrfOf(list.body, action) })
+      expect(revoked.status).toBe(303)
+      const after = await client.get('/settings/tokens')
+      expect(after.body).toContain(
+        `Revoked “${name}” (replication pending). Requests with it are refused from now on.`,
+      )
+      for (const any of [a, b, c]) {
+        await until(async () => (await status(any, value!)) === 401, 5 * SECOND, 'revoked on every instance')
+      }
 
-    // Creating tokens on the pages never fails; one that lands on that shard is reported.
-    const onB = await signIn(b)
-    for (let i = 0; ; i++) {
-      if (i > 30) throw new Error('no token created on the pages landed on the promoted shard')
-      const page = await onB.get('/settings/tokens')
-      const created = await onB.post('/settings/tokens', {
-        csrf_token: csrfOf(page.body, '/settings/tokens'),
-        name: `page token ${i}`,
-        scopes: ['data.overview'],
-        expiresAt: '',
-      })
-      expect(created.status).toBe(200)
-      const fresh = tokenValueOf(created.body)!
-      expect(await status(b, fresh)).toBe(200)
-      if ((await ownerOf(fresh)) === promoted) {
-        const { id: freshId } = await recordOf(fresh)
-        expect(b.output()).toContain(
-          `saved token ${freshId}, but fewer than 1 replicas`,
-        )
-        break
+      // Creating tokens on the pages never fails; one that lands on that shard is reported.
+      for (let i = 0; ; i++) {
+        if (i > 30) throw new Error('no token created on the pages landed on the promoted shard')
+        const page = await client.get('/settings/tokens')
+        const created = await client.post('/settings/tokens', {
+          csrf_token: csrfOf(page.body, '/settings/tokens'),
+          name: `page token ${n}.${i}`,
+          scopes: ['data.overview'],
+          expiresAt: '',
+        })
+        expect(created.status).toBe(200)
+        const fresh = tokenValueOf(created.body)!
+        const got = await status(instance, fresh)
+        expect(got).toBe(200)
+        if ((await ownerOf(fresh)) === promoted) {
+          const { id: freshId } = await recordOf(fresh)
+          expect(instance.output()).toContain(`saved token ${freshId}, but fewer than 1 replicas`)
+          break
+        }
       }
     }
-  }, 90_000)
+  }, 120_000)
 })
