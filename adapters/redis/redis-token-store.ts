@@ -492,9 +492,9 @@ export class RedisTokenStore implements TokenStore {
   // failover lost it; bounded, and reported to onError if it never is.
   #confirmLater(hash: string, wanted: TokenRecord): void {
     const confirm = async (): Promise<void> => {
-      for (let attempt = 0; attempt < CONFIRM_ATTEMPTS; attempt++) {
+      for (let attempt = 0; attempt < CONFIRM_ATTEMPTS && !this.#closed; attempt++) {
         await this.#pause(Math.min(CONFIRM_FIRST_DELAY_MS * 2 ** attempt, CONFIRM_LONGEST_DELAY_MS))
-        if (this.#closed) return
+        if (this.#closed) break
         try {
           const written = await this.#compareAndSet(hash, 'confirm a token change', (current) =>
             reassert(current, wanted),
@@ -506,9 +506,11 @@ export class RedisTokenStore implements TokenStore {
           // Redis is away or failing over: the next attempt asks again.
         }
       }
+      const change = `a change of token ${wanted.id}${wanted.revokedAt === undefined ? '' : ' (its revocation)'}`
+      const when = this.#closed ? 'before the store closed' : `after ${CONFIRM_ATTEMPTS} attempts`
       this.#report(
         new TokenStoreError(
-          `a change of token ${wanted.id}${wanted.revokedAt === undefined ? '' : ' (its revocation)'} took effect, but fewer than ${this.#minReplicas} replicas confirmed it after ${CONFIRM_ATTEMPTS} attempts: a failover could undo it`,
+          `${change} took effect, but fewer than ${this.#minReplicas} replicas confirmed it ${when}: a failover could undo it`,
         ),
       )
     }

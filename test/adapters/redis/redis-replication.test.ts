@@ -106,6 +106,25 @@ describe('RedisTokenStore with fewer replicas than minReplicas', () => {
     2 * PATIENCE,
   )
 
+  test('a change still unconfirmed when the store closes is reported', async () => {
+    const own: TokenStoreError[] = []
+    const closing = new RedisTokenStore({
+      redis: primary.url,
+      minReplicas: 1,
+      commandTimeoutMs: 200,
+      onError: (error) => own.push(error),
+    })
+    await closing.ready()
+    const { record } = createApiToken({ userId: 'alice', name: 'closed', scopes: 'data.data', now: NOW })
+    await closing.save(record)
+    expect(await closing.update(revokeToken(record, NOW + 3))).toEqual({ replicated: false })
+    await closing.close()
+    await until(() => closing.pendingConfirmations === 0, 'the confirmation abandoned')
+    expect(own.map((error) => error.message)).toContainEqual(
+      `a change of token ${record.id} (its revocation) took effect, but fewer than 1 replicas confirmed it before the store closed: a failover could undo it`,
+    )
+  })
+
   test(
     'a change confirmed in the background once a replica joins is not reported',
     async () => {
