@@ -97,7 +97,8 @@ function armDeadline(command: Command, deadlineMs: number): void {
   const timer = setTimeout(
     () =>
       setImmediate(() => {
-        if (settled || command.isResolved) return
+        // Settled by the reply the I/O phase just read (its reaction ran before this immediate).
+        if (settled) return
         command.reject(new Error(`Redis did not answer within ${deadlineMs} ms`))
       }),
     deadlineMs + blockingMs,
