@@ -128,7 +128,10 @@ function withDeadlines<C extends RedisConnection>(client: C, deadlineMs: number)
   wrap(client)
   // The cluster's own commands to one node (WAIT, a heartbeat, its slot table) go to that node's
   // connection directly.
-  if (client instanceof Cluster) client.on('+node', (node: Redis) => wrap(node))
+  if (client instanceof Cluster) {
+    for (const node of client.nodes()) wrap(node)
+    client.on('+node', (node: Redis) => wrap(node))
+  }
   return client
 }
 
@@ -157,10 +160,9 @@ function clusterOf(target: RedisTarget): RedisClusterTarget | undefined {
  * Opens a connection that fails a command at once while disconnected (no offline queue, no retry
  * of a command caught by a disconnect) and after `commandTimeoutMs` when Redis is slow — but never
  * while its answer is waiting to be read: after a stall of the event loop, the socket is read once
- * more before a command fails. On a
- * cluster, a command is not retried while the cluster is down or failing over either (the request
- * gets 503 within the timeout), and the slot table is refreshed every second, so that a promoted
- * replica takes over without a restart.
+ * more before a command fails. On a cluster, a command is not retried while the cluster is down or
+ * failing over either (the request gets 503 within the timeout), and the slot table is refreshed
+ * every second, so that a promoted replica takes over without a restart.
  *
  * @throws {ConfigError} naming `options.redis` for a string that is not a Redis URL.
  *

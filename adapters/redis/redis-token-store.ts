@@ -133,7 +133,10 @@ function reassert(current: TokenRecord, wanted: TokenRecord): string | undefined
  * - a cached record serves for at most `maxStalenessMs` after the last proof that Redis and the
  *   feed answer (a heartbeat round trip), so when Redis stops answering lookups fail (503) within a
  *   second; ioredis reconnects and the store recovers without a restart;
- * - a slow command fails after `commandTimeoutMs`; an answer that is not a valid record fails.
+ * - a slow command fails after `commandTimeoutMs` (never while its answer waits to be read); an
+ *   answer that is not a valid record fails;
+ * - a write that too few replicas confirm (a cluster shard after a failover) is done and says so,
+ *   `{ replicated: false }`, never a failure after it took effect (`minReplicas`, `onError`).
  *
  * The store opens its own two connections (commands, subscriber); {@link RedisTokenStore.close}
  * closes them.
