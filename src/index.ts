@@ -114,4 +114,4 @@ export {
   tokenStatus,
   touchToken,
 } from './tokens/token-record.js'
-export type { TokenStore } from './tokens/token-store.js'
+export type { TokenStore, TokenWriteReceipt } from './tokens/token-store.js'

@@ -4,7 +4,14 @@
  * away (no offline queue that would hold a request until a reconnect), and it defines its Lua
  * scripts on the connection it owns.
  */
-import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
+import {
+  Cluster,
+  type ClusterNode,
+  type ClusterOptions,
+  type Command,
+  Redis,
+  type RedisOptions,
+} from 'ioredis'
 import { z } from 'zod'
 import { ConfigError, TokenStoreError } from '../../src/errors.js'
 import { parseClusterUrl } from './cluster-url.js'
@@ -56,16 +63,76 @@ function reconnectDelay(attempt: number): number {
 
 const TARGET_MESSAGE = 'must be a redis://, rediss:// or redis-cluster:// URL, or ioredis (cluster) options'
 
-function failClosed(commandTimeoutMs: number, connectionName: string): RedisOptions {
+function failClosed(connectionName: string): RedisOptions {
   return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     // The store resubscribes itself, so that it knows when the subscription is back.
     autoResubscribe: false,
-    commandTimeout: commandTimeoutMs,
+    // Never ioredis's own timer (see armDeadline), not even one a host's options ask for.
+    commandTimeout: undefined,
     connectionName,
   }
+}
+
+// Each command gets one deadline, however many connections it passes through (a cluster hands the
+// command to a node's connection, and sends it again after a redirection).
+const armed = new WeakSet<Command>()
+
+/*
+ * ioredis's `commandTimeout` rejects a command when its timer fires. After the event loop was held
+ * up (a long synchronous task, a burst of requests handled in one turn, a paused process), Node runs
+ * the expired timers before it reads the sockets: that timer rejected commands whose replies were
+ * already waiting to be read, so an answer that had arrived was thrown away and the request failed.
+ * This deadline, when its timer fires, first lets the loop read the sockets (`setImmediate` runs
+ * after the I/O phase of the same turn), so a reply that has arrived is delivered; only a command
+ * still unanswered then fails. `WAIT` blocks on the server for its own timeout, which is added.
+ */
+function armDeadline(command: Command, deadlineMs: number): void {
+  if (armed.has(command)) return
+  armed.add(command)
+  const blockingMs = command.name === 'wait' ? Number(command.args[1]) || 0 : 0
+  let settled = false
+  const timer = setTimeout(
+    () =>
+      setImmediate(() => {
+        // Settled by the reply the I/O phase just read (its reaction ran before this immediate).
+        if (settled) return
+        command.reject(new Error(`Redis did not answer within ${deadlineMs} ms`))
+      }),
+    deadlineMs + blockingMs,
+  )
+  const settle = () => {
+    settled = true
+    clearTimeout(timer)
+  }
+  command.promise.then(settle, settle)
+}
+
+type SendCommand = (command: Command, ...rest: unknown[]) => unknown
+
+/**
+ * Gives every command sent on `client` (on a cluster, on each of its node connections too) the
+ * deadline of {@link armDeadline}, in place of ioredis's `commandTimeout`.
+ */
+function withDeadlines<C extends RedisConnection>(client: C, deadlineMs: number): C {
+  const wrap = (connection: RedisConnection) => {
+    const target = connection as unknown as { sendCommand: SendCommand }
+    const send = target.sendCommand.bind(connection) as SendCommand
+    target.sendCommand = (command, ...rest) => {
+      armDeadline(command, deadlineMs)
+      return send(command, ...rest)
+    }
+  }
+  wrap(client)
+  // The cluster's own commands to one node (WAIT, a heartbeat, its slot table) go to that node's
+  // connection directly.
+  if (client instanceof Cluster) {
+    for (const node of client.nodes()) wrap(node)
+    client.on('+node', (node: Redis) => wrap(node))
+  }
+  return client
 }
 
 function isClusterTarget(target: object): target is RedisClusterTarget {
@@ -91,10 +158,11 @@ function clusterOf(target: RedisTarget): RedisClusterTarget | undefined {
 
 /**
  * Opens a connection that fails a command at once while disconnected (no offline queue, no retry
- * of a command caught by a disconnect) and after `commandTimeoutMs` when Redis is slow. On a
- * cluster, a command is not retried while the cluster is down or failing over either (the request
- * gets 503 within the timeout), and the slot table is refreshed every second, so that a promoted
- * replica takes over without a restart.
+ * of a command caught by a disconnect) and after `commandTimeoutMs` when Redis is slow — but never
+ * while its answer is waiting to be read: after a stall of the event loop, the socket is read once
+ * more before a command fails. On a cluster, a command is not retried while the cluster is down or
+ * failing over either (the request gets 503 within the timeout), and the slot table is refreshed
+ * every second, so that a promoted replica takes over without a restart.
  *
  * @throws {ConfigError} naming `options.redis` for a string that is not a Redis URL.
  *
@@ -108,11 +176,7 @@ export function openConnection(
 ): RedisConnection {
   const cluster = clusterOf(target)
   if (cluster !== undefined) {
-    const {
-      enableOfflineQueue: _,
-      maxRetriesPerRequest: __,
-      ...nodeOptions
-    } = failClosed(commandTimeoutMs, connectionName)
+    const { enableOfflineQueue: _, maxRetriesPerRequest: __, ...nodeOptions } = failClosed(connectionName)
     const client = new Cluster([...cluster.cluster], {
       ...cluster.options,
       redisOptions: { ...cluster.options?.redisOptions, ...nodeOptions, maxRetriesPerRequest: 0 },
@@ -131,22 +195,31 @@ export function openConnection(
     client.on('+node', (node: Redis) => {
       if (node.status === 'wait') node.connect().catch(() => {})
     })
-    return client
+    return withDeadlines(client, commandTimeoutMs)
   }
   if (typeof target === 'string') {
     if (!/^rediss?:\/\//.test(target) || !URL.canParse(target)) {
       throw new ConfigError(['options', 'redis'], TARGET_MESSAGE)
     }
-    return new Redis(target, {
-      retryStrategy: reconnectDelay,
-      ...failClosed(commandTimeoutMs, connectionName),
-    })
+    return withDeadlines(
+      new Redis(target, { retryStrategy: reconnectDelay, ...failClosed(connectionName) }),
+      commandTimeoutMs,
+    )
   }
-  return new Redis({
-    retryStrategy: reconnectDelay,
-    ...(target as RedisOptions),
-    ...failClosed(commandTimeoutMs, connectionName),
-  })
+  return withDeadlines(
+    new Redis({ retryStrategy: reconnectDelay, ...(target as RedisOptions), ...failClosed(connectionName) }),
+    commandTimeoutMs,
+  )
+}
+
+/**
+ * A second connection to the same server with the same settings and deadline (a subscriber).
+ *
+ * @example
+ * const subscriber = duplicateConnection(client, 500, 'my-subscriber')
+ */
+export function duplicateConnection(client: Redis, commandTimeoutMs: number, connectionName: string): Redis {
+  return withDeadlines(client.duplicate({ connectionName }), commandTimeoutMs)
 }
 
 /**
@@ -160,13 +233,16 @@ export function openNodeConnection(
   commandTimeoutMs: number,
   connectionName: string,
 ): Redis {
-  return new Redis({
-    retryStrategy: reconnectDelay,
-    ...cluster.options.redisOptions,
-    host,
-    port,
-    ...failClosed(commandTimeoutMs, connectionName),
-  })
+  return withDeadlines(
+    new Redis({
+      retryStrategy: reconnectDelay,
+      ...cluster.options.redisOptions,
+      host,
+      port,
+      ...failClosed(connectionName),
+    }),
+    commandTimeoutMs,
+  )
 }
 
 /**
@@ -200,7 +276,8 @@ export function defineScript(client: RedisConnection, name: string, lua: string)
 
 /**
  * Waits until `count` replicas have every write made so far on the connection that wrote `key`
- * (on a cluster, the master that owns its slot), or `timeoutMs`; answers how many had it.
+ * (on a cluster, the master that owns its slot), or `timeoutMs`; answers how many had it (at once,
+ * and at most the number connected, when fewer than `count` replicas are connected).
  */
 export async function replicasHaving(
   client: RedisConnection,
@@ -216,6 +293,13 @@ export async function replicasHaving(
   } else {
     node = client
   }
+  // WAIT blocks the connection it runs on, and every lookup sent to that master queues behind it:
+  // with too few replicas connected to ever confirm (a shard whose replica was promoted in a
+  // failover), each write would hold the master's lookups for the whole timeout. ROLE says at once
+  // how many replicas are connected (none, from a node that is no longer a master).
+  const role: unknown = await node.role()
+  const connected = Array.isArray(role) && role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0
+  if (connected < count) return connected
   return node.wait(count, timeoutMs)
 }
 

@@ -5,12 +5,13 @@ import { TokenStoreError } from '../../src/errors.js'
 import { validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
 import { type TokenRecord, tokenRecordSchema } from '../../src/tokens/token-record.js'
-import type { TokenStore } from '../../src/tokens/token-store.js'
+import type { TokenStore, TokenWriteReceipt } from '../../src/tokens/token-store.js'
 import { ClusterInvalidationFeed } from './cluster-feed.js'
 import {
   closeConnection,
   connectionOptionsShape,
   defineScript,
+  duplicateConnection,
   type LuaScript,
   openConnection,
   type RedisConnection,
@@ -46,11 +47,21 @@ export interface RedisTokenStoreOptions {
   /** How long one Redis command may take before it fails (and the request gets 503), in ms; default 500. */
   readonly commandTimeoutMs?: number
   /**
-   * How many replicas must hold a saved or changed record (a revocation) before the call reports
-   * success (Redis `WAIT`, for up to `commandTimeoutMs`); fewer is a `TokenStoreError`. Default 1 on
-   * a cluster, so that no failover brings back a revoked token; 0 on one server.
+   * How many replicas must confirm a saved or changed record (Redis `WAIT`, for up to
+   * `commandTimeoutMs`) before the write counts as replicated. Default 1 on a cluster, so that no
+   * failover brings back a revoked token; 0 on one server. A write that took effect with fewer is
+   * still done (every lookup sees it), and the call says so rather than failing: `save` and
+   * `update` resolve with `{ replicated: false }`, a new token's shortfall goes to `onError`, and a
+   * change (a revocation) is confirmed again in the background — written again if a failover lost
+   * it — and reported to `onError` if it never is.
    */
   readonly minReplicas?: number
+  /**
+   * Told of what went wrong without failing a call: a write that too few replicas confirmed, a
+   * change never confirmed in the background. Wire it to the policy's `onError`; a hook that throws
+   * or rejects changes nothing.
+   */
+  readonly onError?: (error: TokenStoreError) => void
 }
 
 const optionsSchema = z
@@ -60,6 +71,11 @@ const optionsSchema = z
     maxStalenessMs: z.int().min(10).max(60_000).default(1000),
     heartbeatMs: z.int().min(5).max(30_000).default(200),
     minReplicas: z.int().min(0).max(16).optional(),
+    onError: z
+      .custom<(error: TokenStoreError) => void>((value) => typeof value === 'function', {
+        message: 'must be a function',
+      })
+      .optional(),
   })
   .refine((options) => options.heartbeatMs * 2 <= options.maxStalenessMs, {
     path: ['heartbeatMs'],
@@ -71,6 +87,12 @@ const HASH = /^[0-9a-f]{64}$/
 const IMMUTABLE_FIELDS = ['hash', 'kind', 'userId', 'createdAt', 'clientId'] as const
 // Compare-and-set retries before an update gives up; each lost round means another write landed.
 const MAX_ATTEMPTS = 16
+// A change too few replicas confirmed is confirmed again this many times, after a wait that doubles
+// from the first to the longest (about 24 s in all): long enough for a killed node to rejoin as a
+// replica after a restart, short enough that the operator hears of it while it still matters.
+const CONFIRM_ATTEMPTS = 8
+const CONFIRM_FIRST_DELAY_MS = 500
+const CONFIRM_LONGEST_DELAY_MS = 4000
 
 /** A read from Redis in flight; an invalidation that arrives meanwhile makes its answer uncacheable. */
 interface PendingRead {
@@ -80,6 +102,21 @@ interface PendingRead {
 
 function compareByCreation(a: TokenRecord, b: TokenRecord): number {
   return a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)
+}
+
+// The record as it should stand for `wanted` (an update) to count as still written: a revocation is
+// written again if a failover lost it (it is permanent, so nothing later can have undone it); any
+// other change is rewritten as it stands, unless a later change replaced it (which is confirmed on
+// its own): then there is nothing left to confirm.
+function reassert(current: TokenRecord, wanted: TokenRecord): string | undefined {
+  if (wanted.revokedAt !== undefined) {
+    return JSON.stringify(
+      current.revokedAt === undefined ? { ...current, revokedAt: wanted.revokedAt } : current,
+    )
+  }
+  const { lastUsedAt: _, ...now } = current
+  const { lastUsedAt: __, ...then } = wanted
+  return JSON.stringify(now) === JSON.stringify(then) ? JSON.stringify(current) : undefined
 }
 
 /**
@@ -96,7 +133,10 @@ function compareByCreation(a: TokenRecord, b: TokenRecord): number {
  * - a cached record serves for at most `maxStalenessMs` after the last proof that Redis and the
  *   feed answer (a heartbeat round trip), so when Redis stops answering lookups fail (503) within a
  *   second; ioredis reconnects and the store recovers without a restart;
- * - a slow command fails after `commandTimeoutMs`; an answer that is not a valid record fails.
+ * - a slow command fails after `commandTimeoutMs` (never while its answer waits to be read); an
+ *   answer that is not a valid record fails;
+ * - a write that too few replicas confirm (a cluster shard after a failover) is done and says so,
+ *   `{ replicated: false }`, never a failure after it took effect (`minReplicas`, `onError`).
  *
  * The store opens its own two connections (commands, subscriber); {@link RedisTokenStore.close}
  * closes them.
@@ -121,6 +161,11 @@ export class RedisTokenStore implements TokenStore {
   readonly #maxStalenessMs: number
   readonly #commandTimeoutMs: number
   readonly #minReplicas: number
+  readonly #onError: ((error: TokenStoreError) => void) | undefined
+  // The waits of background confirmations, ended early by close().
+  readonly #pauses = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: () => void }>()
+  #closed = false
+  #confirming = 0
   readonly #save: LuaScript
   readonly #replace: LuaScript
   readonly #claimId: LuaScript
@@ -135,8 +180,17 @@ export class RedisTokenStore implements TokenStore {
   constructor(options: RedisTokenStoreOptions) {
     const parsed = optionsSchema.safeParse(options)
     if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-    const { redis, keyPrefix, cacheSize, maxStalenessMs, heartbeatMs, commandTimeoutMs, minReplicas } =
-      parsed.data
+    const {
+      redis,
+      keyPrefix,
+      cacheSize,
+      maxStalenessMs,
+      heartbeatMs,
+      commandTimeoutMs,
+      minReplicas,
+      onError,
+    } = parsed.data
+    this.#onError = onError
     const instance = generateRandomBase62(16)
     this.#instance = instance
     this.#prefix = keyPrefix
@@ -169,7 +223,7 @@ export class RedisTokenStore implements TokenStore {
         connectionName: `dap-tokens-sub-${instance}`,
       })
     } else {
-      this.#subscriber = client.duplicate({ connectionName: `dap-tokens-sub-${instance}` })
+      this.#subscriber = duplicateConnection(client, commandTimeoutMs, `dap-tokens-sub-${instance}`)
       this.#feed = new InvalidationFeed({
         ...feed,
         publish: (channel, message) => client.publish(channel, message),
@@ -200,8 +254,22 @@ export class RedisTokenStore implements TokenStore {
     }
   }
 
-  /** Stops the heartbeat and closes both connections. */
+  /**
+   * How many changes took effect without enough replicas confirming them and are being confirmed in
+   * the background: a health check can show it (0 on a healthy cluster).
+   */
+  get pendingConfirmations(): number {
+    return this.#confirming
+  }
+
+  /** Stops the heartbeat and the background confirmations, and closes both connections. */
   async close(): Promise<void> {
+    this.#closed = true
+    for (const pause of this.#pauses) {
+      clearTimeout(pause.timer)
+      pause.resolve()
+    }
+    this.#pauses.clear()
     this.#feed?.stop()
     this.#dropAll()
     await Promise.all([
@@ -244,8 +312,12 @@ export class RedisTokenStore implements TokenStore {
    * the id is claimed, the owner's set gains the hash, and the record — the only key a lookup by
    * value reads — comes last. A save that stops half way leaves index entries without a record,
    * which lookups and listings skip; a refused hash gives the claims back.
+   *
+   * Once the record is written the token exists, whatever the replicas say: too few confirmations
+   * resolve `{ replicated: false }` and are reported to `onError`. A failover before they confirm
+   * could only lose the new token, which then stops working; it cannot bring anything back.
    */
-  async save(record: TokenRecord): Promise<void> {
+  async save(record: TokenRecord): Promise<TokenWriteReceipt> {
     const valid = validateRecord(tokenRecordSchema, record, 'token record', 'save')
     const recordKey = this.#recordKey(valid.hash)
     let answer: unknown
@@ -273,7 +345,15 @@ export class RedisTokenStore implements TokenStore {
     if (answer === 'hash') throw new TokenStoreError('cannot save: a token with this hash already exists')
     if (answer !== 'ok') throw new TokenStoreError('Redis answered a save with something unexpected')
     this.#invalidate(valid.hash)
-    await this.#replicate(recordKey, 'save a token')
+    const replicated = await this.#replicated(recordKey)
+    if (!replicated) {
+      this.#report(
+        new TokenStoreError(
+          `saved token ${valid.id}, but fewer than ${this.#minReplicas} replicas confirmed it: a failover before they do would lose it`,
+        ),
+      )
+    }
+    return { replicated }
   }
 
   // Whether the record stored under `recordKey` belongs to `userId`; an unreadable one does not.
@@ -287,13 +367,20 @@ export class RedisTokenStore implements TokenStore {
     }
   }
 
-  /** Validates and replaces the record with the same id; immutable fields and a revocation stay. */
-  async update(record: TokenRecord): Promise<void> {
+  /**
+   * Validates and replaces the record with the same id; immutable fields and a revocation stay.
+   *
+   * A change that took effect is never reported as a failure: with too few replicas confirming it,
+   * it resolves `{ replicated: false }` (a revocation is done, every lookup refuses the token) and is
+   * confirmed again in the background, written again if a failover lost it; `onError` hears of it
+   * if it is never confirmed.
+   */
+  async update(record: TokenRecord): Promise<TokenWriteReceipt> {
     const valid = validateRecord(tokenRecordSchema, record, 'token record', 'update')
     const hash = await this.#hashOf(valid.id)
     if (hash === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
     const next = JSON.stringify(valid)
-    await this.#compareAndSet(hash, 'update a token', true, (current) => {
+    await this.#compareAndSet(hash, 'update a token', (current) => {
       for (const field of IMMUTABLE_FIELDS) {
         if (valid[field] !== current[field]) {
           throw new TokenStoreError(`cannot update token ${valid.id}: ${field} cannot change`)
@@ -304,6 +391,9 @@ export class RedisTokenStore implements TokenStore {
       }
       return next
     })
+    const replicated = await this.#replicated(this.#recordKey(hash))
+    if (!replicated) this.#confirmLater(hash, valid)
+    return { replicated }
   }
 
   /** The user's tokens, oldest first. */
@@ -346,7 +436,8 @@ export class RedisTokenStore implements TokenStore {
   async #touch(id: string, now: number): Promise<void> {
     const hash = await this.#hashOf(id)
     if (hash === undefined) throw new TokenStoreError('cannot touch: no token with this id')
-    await this.#compareAndSet(hash, 'touch a token', false, (current) =>
+    // No replica confirmation: a failover that lost a lastUsedAt would cost nothing.
+    await this.#compareAndSet(hash, 'touch a token', (current) =>
       current.lastUsedAt !== undefined && current.lastUsedAt >= now
         ? undefined
         : JSON.stringify({ ...current, lastUsedAt: now }),
@@ -356,13 +447,13 @@ export class RedisTokenStore implements TokenStore {
   /**
    * Reads the record, lets `change` check it and produce the new JSON (`undefined`: nothing to
    * write), and writes only over the exact text read; reads again when another write came first.
+   * Resolves whether it wrote.
    */
   async #compareAndSet(
     hash: string,
     action: string,
-    durable: boolean,
     change: (current: TokenRecord) => string | undefined,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const key = this.#recordKey(hash)
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       let text: string | null
@@ -373,7 +464,7 @@ export class RedisTokenStore implements TokenStore {
       }
       if (text === null) throw new TokenStoreError('Redis answered an id index with a missing record')
       const next = change(decodeRecord(tokenRecordSchema, text, 'token record'))
-      if (next === undefined) return
+      if (next === undefined) return false
       let replaced: unknown
       try {
         replaced = await this.#replace([key], [text, next, this.#channel, this.#message(hash)])
@@ -382,27 +473,76 @@ export class RedisTokenStore implements TokenStore {
       }
       if (replaced === 1) {
         this.#invalidate(hash)
-        // A lost lastUsedAt costs nothing; a lost revocation would bring a token back.
-        if (durable) await this.#replicate(key, action)
-        return
+        return true
       }
     }
     throw new TokenStoreError(`cannot ${action}: it kept changing concurrently`)
   }
 
-  // Reports a write done only once enough replicas hold it (`minReplicas`).
-  async #replicate(key: string, action: string): Promise<void> {
-    if (this.#minReplicas === 0) return
-    let acknowledged: number
+  // Whether `minReplicas` replicas hold every write made so far on the master of `key`. A WAIT that
+  // fails (the master went away after the write) is no confirmation either.
+  async #replicated(key: string): Promise<boolean> {
+    if (this.#minReplicas === 0) return true
     try {
-      acknowledged = await replicasHaving(this.#client, key, this.#minReplicas, this.#commandTimeoutMs)
-    } catch (error) {
-      throw storeFailure(action, error)
+      const acknowledged = await replicasHaving(this.#client, key, this.#minReplicas, this.#commandTimeoutMs)
+      return acknowledged >= this.#minReplicas
+    } catch {
+      return false
     }
-    if (acknowledged < this.#minReplicas) {
-      throw new TokenStoreError(
-        `cannot ${action}: written, but only ${acknowledged} of ${this.#minReplicas} replicas confirmed it; a failover could undo it`,
+  }
+
+  // Confirms a change in the background until enough replicas hold it, writing it again where a
+  // failover lost it; bounded, and reported to onError if it never is.
+  #confirmLater(hash: string, wanted: TokenRecord): void {
+    const confirm = async (): Promise<void> => {
+      for (let attempt = 0; attempt < CONFIRM_ATTEMPTS && !this.#closed; attempt++) {
+        await this.#pause(Math.min(CONFIRM_FIRST_DELAY_MS * 2 ** attempt, CONFIRM_LONGEST_DELAY_MS))
+        if (this.#closed) break
+        try {
+          const written = await this.#compareAndSet(hash, 'confirm a token change', (current) =>
+            reassert(current, wanted),
+          )
+          // A later change replaced this one; it has its own confirmation.
+          if (!written) return
+          if (await this.#replicated(this.#recordKey(hash))) return
+        } catch {
+          // Redis is away or failing over: the next attempt asks again.
+        }
+      }
+      const change = `a change of token ${wanted.id}${wanted.revokedAt === undefined ? '' : ' (its revocation)'}`
+      const when = this.#closed ? 'before the store closed' : `after ${CONFIRM_ATTEMPTS} attempts`
+      this.#report(
+        new TokenStoreError(
+          `${change} took effect, but fewer than ${this.#minReplicas} replicas confirmed it ${when}: a failover could undo it`,
+        ),
       )
+    }
+    this.#confirming++
+    void confirm().finally(() => this.#confirming--)
+  }
+
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const pause = {
+        timer: setTimeout(() => {
+          this.#pauses.delete(pause)
+          resolve()
+        }, ms),
+        resolve,
+      }
+      pause.timer.unref?.()
+      this.#pauses.add(pause)
+    })
+  }
+
+  // The host's hook: whatever it throws or rejects stays here.
+  #report(error: TokenStoreError): void {
+    if (this.#onError === undefined) return
+    try {
+      const result: unknown = this.#onError(error)
+      if (result instanceof Promise) result.catch(() => {})
+    } catch {
+      // Nowhere left to report it.
     }
   }
 

@@ -36,6 +36,20 @@ export interface App {
   readonly guard: AbuseGuard
   /** The origin the server hands out in absolute URLs; set once it listens (public-origin.ts). */
   readonly origin: PublicOrigin
+  /** Where every failure behind a 503 (or a 500) is reported: {@link reportError}. */
+  readonly reportError: (error: unknown, where: string) => void
+}
+
+/**
+ * The server's one error hook: the policy's `onError`, the token store's, and the routes' store
+ * failures all report here, to stderr. Every 503 has a cause the operator must be able to see;
+ * never a token value (neither the library nor the routes hand one over).
+ *
+ * @example
+ * reportError(new Error('Redis is away'), 'GET /settings/tokens')
+ */
+export function reportError(error: unknown, where: string): void {
+  console.error(`${where}:`, error)
 }
 
 /** Options of {@link createApp}. */
@@ -74,9 +88,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     tokens,
     realm: REALM,
     now,
-    // Every 503 has a cause the operator must be able to see; never a token value (the library
-    // hands none to the hook).
-    onError: (error, { stage }) => console.error(`access policy (${stage}):`, error),
+    onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)
   const web = await createWebContext({
@@ -95,6 +107,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     now,
     guard,
     origin,
+    reportError,
     routeSets: [
       apiRoutes({ model, policy }),
       signInRoutes(web, guard),

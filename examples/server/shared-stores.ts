@@ -5,6 +5,7 @@
  */
 import type { TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
+import { reportError } from './app.js'
 import type { StoreOption } from './flags.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
 import type { SessionStore } from './web/sessions.js'
@@ -48,7 +49,11 @@ export async function openSharedStores(
       import('./web/redis-sessions.js'),
       import('./limits/redis-rate-limits.js'),
     ])
-  const tokens = new RedisTokenStore({ redis: option.url })
+  // A write too few replicas confirmed (after a failover) succeeds; the shortfall is reported here.
+  const tokens = new RedisTokenStore({
+    redis: option.url,
+    onError: (error) => reportError(error, 'token store'),
+  })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
   const sessions = new RedisSessionStore(option.url, now)
   const rateLimits = new RedisRateLimitStore(option.url)

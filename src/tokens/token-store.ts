@@ -25,12 +25,37 @@ export interface TokenStore {
   findByHash(hash: string): TokenRecord | undefined | Promise<TokenRecord | undefined>
   /** The record with this id, whatever its status. */
   findById(id: string): Promise<TokenRecord | undefined>
-  /** Adds a new record; a duplicate id or hash is a `TokenStoreError`. */
-  save(record: TokenRecord): Promise<void>
-  /** Replaces the record with the same id; an unknown id or a forbidden change is a `TokenStoreError`. */
-  update(record: TokenRecord): Promise<void>
+  /**
+   * Adds a new record; a duplicate id or hash is a `TokenStoreError`. A replicated store may answer
+   * a {@link TokenWriteReceipt}; nothing (`undefined`) means the write is as durable as the store gets.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a host's store that answers Promise<void> (written before receipts existed) must still fit.
+  save(record: TokenRecord): Promise<void | TokenWriteReceipt>
+  /**
+   * Replaces the record with the same id; an unknown id or a forbidden change is a `TokenStoreError`.
+   * A replicated store may answer a {@link TokenWriteReceipt}, as for `save`.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: as for save.
+  update(record: TokenRecord): Promise<void | TokenWriteReceipt>
   /** The user's tokens, oldest first (by `createdAt`, then `id`). */
   listByOwner(userId: string): Promise<readonly TokenRecord[]>
   /** Sets `lastUsedAt` to `now` unless it is already later; an unknown id is a `TokenStoreError`. */
   touch(id: string, now: number): Promise<void>
+}
+
+/**
+ * What a replicated store may answer for a write that took effect (`save`, `update`). The write is
+ * done either way: every later lookup sees it. `replicated: false` says that the replicas a failover
+ * would promote have not confirmed it yet, so a failover could still undo it; the store keeps
+ * confirming it in the background and reports through its own error hook if it never can. A store
+ * that answers nothing (every store before this type existed, and `MemoryTokenStore`) never has
+ * anything pending.
+ *
+ * @example
+ * const receipt = await store.update(revokeToken(record, Date.now()))
+ * const pending = receipt?.replicated === false // "revoked (replication pending)"
+ */
+export interface TokenWriteReceipt {
+  /** True once the write is on as many replicas as the store requires. */
+  readonly replicated: boolean
 }

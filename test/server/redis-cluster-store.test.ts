@@ -3,14 +3,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { RedisTokenStore } from '../../adapters/redis/index.js'
+import type { TokenStoreError } from '../../src/errors.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
-import { revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
+import { createApiToken, revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
 import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/redis-cluster.js'
 import { children, type Instance, startInstance, stopInstance } from './server-instances.js'
-import { csrfOf, WebClient } from './web-client.js'
+import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 
-// Two reference servers of different frameworks (child processes) on one Redis Cluster of three
+// Reference servers of different frameworks (child processes) on one Redis Cluster of three
 // masters and three replicas that this file starts: tokens spread over every master, sessions and
 // revocations shared, and a master killed by PID — 503 during the gap, never a 200 for a token
 // revoked before it, and correct answers again once its replica is promoted, without a restart.
@@ -32,17 +33,23 @@ let cluster: RedisClusterServers
 let observer: RedisTokenStore
 let a: Instance
 let b: Instance
+// Express joins for the writes after the failover, so that the pages are checked on all three frameworks.
+let c: Instance
 // Which tokens the tests below have used up (revoked), so that each picks fresh ones.
 const used = new Set<string>()
+// The masters before the failover test kills one; the shard whose replica it promotes is the one
+// left without a replica.
+let mastersBefore: number[] = []
 
 beforeAll(async () => {
   cluster = await startRedisCluster()
   const seed = join(directory, 'seed.json')
   writeFileSync(seed, JSON.stringify(SEED))
   const common = ['--seed', seed, '--store', cluster.url, '--port', '0']
-  ;[a, b] = await Promise.all([
+  ;[a, b, c] = await Promise.all([
     startInstance([...common, '--framework', 'fastify']),
     startInstance([...common, '--framework', 'hono']),
+    startInstance([...common, '--framework', 'express']),
   ])
   observer = new RedisTokenStore({ redis: cluster.url })
   await observer.ready()
@@ -180,7 +187,8 @@ describe('two reference servers on one Redis Cluster', () => {
 
   // Last: it leaves the cluster with a promoted replica.
   test('a master killed by PID: 503 during the gap, never a 200 for a revoked token, correct again after promotion', async () => {
-    const [victim] = await cluster.masterPorts()
+    mastersBefore = await cluster.masterPorts()
+    const [victim] = mastersBefore
     const [valid, revoked] = await tokensOn(victim!, 2)
     await observer.update(revokeToken(await recordOf(revoked!), Date.now()))
     for (const instance of [a, b]) {
@@ -217,4 +225,84 @@ describe('two reference servers on one Redis Cluster', () => {
       'the slot table shows three masters, the killed one replaced',
     )
   }, 90_000)
+
+  // After the failover: the promoted replica's shard has no replica until the killed node rejoins,
+  // so no write there can be confirmed (`minReplicas` 1). What took effect is done, and said to be.
+  test('after the failover, a shard without a replica: tokens are created, revocations are done (pending), both reported', async () => {
+    await cluster.whenHealthy()
+    const promoted = (await cluster.masterPorts()).find((port) => !mastersBefore.includes(port))
+    expect(promoted).toBeDefined()
+
+    // The library: a new token on that shard succeeds, unreplicated, with the shortfall reported.
+    const reported: TokenStoreError[] = []
+    const store = new RedisTokenStore({ redis: cluster.url, onError: (error) => reported.push(error) })
+    try {
+      await store.ready()
+      let created: { record: TokenRecord; value: string } | undefined
+      for (let i = 0; created === undefined; i++) {
+        if (i > 200) throw new Error('no token hash landed on the promoted shard')
+        const candidate = createApiToken({
+          userId: 'alice',
+          name: `after ${i}`,
+          scopes: 'data.overview',
+          now: Date.now(),
+        })
+        if ((await ownerOf(candidate.value)) === promoted) created = candidate
+      }
+      expect(await store.save(created.record)).toEqual({ replicated: false })
+      expect(reported.map((error) => error.message)).toContainEqual(
+        `saved token ${created.record.id}, but fewer than 1 replicas confirmed it: a failover before they do would lose it`,
+      )
+      expect(await status(a, created.value)).toBe(200)
+      // Revoked behind the servers' backs: done at once, confirmation pending in the background.
+      expect(await store.update(revokeToken(created.record, Date.now()))).toEqual({ replicated: false })
+      expect(store.pendingConfirmations).toBe(1)
+      await until(
+        async () => (await status(b, created.value)) === 401,
+        5 * SECOND,
+        'the revocation seen by b',
+      )
+    } finally {
+      await store.close()
+    }
+
+    for (const [n, instance] of [a, b, c].entries()) {
+      // The pages: a revocation on that shard is reported done and pending, and the API refuses it.
+      const [value] = await tokensOn(promoted!, 1)
+      const { id, name } = await recordOf(value!)
+      const client = await signIn(instance)
+      const action = `/settings/tokens/${id}/revoke`
+      const list = await client.get('/settings/tokens')
+      const revoked = await client.post(action, { confirm: 'yes', csrf_token: csrfOf(list.body, action) })
+      expect(revoked.status).toBe(303)
+      const after = await client.get('/settings/tokens')
+      expect(after.body).toContain(
+        `Revoked “${name}” (replication pending). Requests with it are refused from now on.`,
+      )
+      for (const any of [a, b, c]) {
+        await until(async () => (await status(any, value!)) === 401, 5 * SECOND, 'revoked on every instance')
+      }
+
+      // Creating tokens on the pages never fails; one that lands on that shard is reported.
+      for (let i = 0; ; i++) {
+        if (i > 30) throw new Error('no token created on the pages landed on the promoted shard')
+        const page = await client.get('/settings/tokens')
+        const created = await client.post('/settings/tokens', {
+          csrf_token: csrfOf(page.body, '/settings/tokens'),
+          name: `page token ${n}.${i}`,
+          scopes: ['data.overview'],
+          expiresAt: '',
+        })
+        expect(created.status).toBe(200)
+        const fresh = tokenValueOf(created.body)!
+        const got = await status(instance, fresh)
+        expect(got).toBe(200)
+        if ((await ownerOf(fresh)) === promoted) {
+          const { id: freshId } = await recordOf(fresh)
+          expect(instance.output()).toContain(`saved token ${freshId}, but fewer than 1 replicas`)
+          break
+        }
+      }
+    }
+  }, 120_000)
 })

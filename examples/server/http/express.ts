@@ -107,7 +107,7 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
     } else if (guard !== undefined) {
       handlers.push(access.authenticate)
     }
-    handlers.push(async (req, res) => send(req, res, await runRoute(route, neutral(req))))
+    handlers.push(async (req, res) => send(req, res, await runRoute(route, neutral(req), app.reportError)))
     web[route.method.toLowerCase() as Method](route.path, ...handlers)
   }
 

@@ -117,7 +117,8 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
       method: route.method,
       url: route.path,
       ...(access === undefined ? {} : { config: { access } }),
-      handler: async (request, reply) => send(reply, await runRoute(route, neutral(request))),
+      handler: async (request, reply) =>
+        send(reply, await runRoute(route, neutral(request), app.reportError)),
     })
   }
 

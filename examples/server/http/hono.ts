@@ -130,7 +130,7 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
     } else if (guard !== undefined) {
       handlers.push(withNodeBindings(access.authenticate))
     }
-    handlers.push(async (c) => send(c, await runRoute(route, neutral(c))))
+    handlers.push(async (c) => send(c, await runRoute(route, neutral(c), app.reportError)))
     web.on(route.method, route.path, ...(handlers as [MiddlewareHandler<Env>]))
   }
 

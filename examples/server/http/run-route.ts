@@ -1,31 +1,55 @@
 /**
  * Running a neutral route (routes/route-set.ts) on behalf of a binding: the handler's failures become
- * answers here — a body past the cap is 413, anything unexpected is 500 (logged, never sent) —
- * so that no framework's own error page ever answers for the API.
+ * answers here — a body past the cap is 413, a store that fails (a `TokenStoreError`: tokens,
+ * OAuth state, sessions, rate limits) is 503 and reported, anything else is 500 (logged, never
+ * sent) — so that no framework's own error page ever answers for the API.
  *
  * The adapters have authenticated and authorized an API route's request by then, including the
  * policy's 400 for an `access_token` in a parsed form or JSON body next to the header.
  */
 
+import { deny, TokenStoreError } from '../../../src/index.js'
 import { BodyTooLargeError, parameterBodyTooLarge } from '../request/body.js'
-import { bodyTooLarge, internalError } from '../routes/http-result.js'
+import { bodyTooLarge, denial, internalError } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
 import { MAX_BODY_BYTES } from '../routes/route-set.js'
+import { messagePage } from '../web/html.js'
+
+/** Where a failure behind a 503 is reported: what failed, and where. */
+export type ErrorReport = (error: unknown, where: string) => void
+
+// A page's 503: the store is away for a moment (a Redis failover, a stall), so the user tries again.
+function unavailablePage(): RouteResult {
+  return messagePage(
+    503,
+    'Temporarily unavailable',
+    'The server cannot reach its store right now. Please try again in a moment.',
+    undefined,
+    { 'retry-after': '1' },
+  )
+}
 
 /**
- * Runs a route's handler and never rejects.
+ * Runs a route's handler and never rejects. A store failure is reported to `report` and answered
+ * 503: the policy's JSON 503 on an API route, the route's own `unavailable` answer, or the 503 page.
  *
  * @example
- * const result = await runRoute(route, request)
+ * const result = await runRoute(route, request, app.reportError)
  */
-export async function runRoute(route: Route, request: ApiRequest): Promise<RouteResult> {
+export async function runRoute(route: Route, request: ApiRequest, report: ErrorReport): Promise<RouteResult> {
   try {
     if (route.access !== undefined && (await parameterBodyTooLarge(request)))
       return bodyTooLarge(MAX_BODY_BYTES)
     return await route.handle(request)
   } catch (error) {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
-    console.error(`${route.method} ${route.path} failed:`, error)
+    const where = `${route.method} ${route.path}`
+    if (error instanceof TokenStoreError) {
+      report(error, where)
+      if (route.access !== undefined) return denial(deny('service_unavailable'))
+      return route.unavailable?.() ?? unavailablePage()
+    }
+    report(error, `${where} failed`)
     return internalError()
   }
 }

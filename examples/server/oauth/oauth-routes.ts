@@ -16,13 +16,24 @@
  * endpoints a 400 `invalid_request` (../web/https-only.ts). docs/oauth.md describes the flows for
  * users of the server.
  */
-import type { Route, RouteSet } from '../routes/route-set.js'
+import { OAuthError } from '../../../src/oauth/index.js'
+import { json } from '../routes/http-result.js'
+import type { Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { httpsOnly } from '../web/https-only.js'
 import { answerConsent, authorize } from './authorization-pages.js'
 import { enterUserCode, showDevicePage } from './device-pages.js'
 import { deviceAuthorization, metadata, token } from './json-endpoints.js'
 import { createOAuthContext, type OAuthContext, type OAuthContextOptions } from './oauth-context.js'
 import { CONSENT_PATH, DEVICE_PATH } from './oauth-pages.js'
+
+// The JSON endpoints' answer when a store fails before the core runs (a rate-limit count): the core's
+// own `server_error` 503 in RFC 6749's shape, never the pages' HTML.
+function unavailable(): RouteResult {
+  const error = new OAuthError('server_error', 'the authorization server is temporarily unavailable', {
+    status: 503,
+  })
+  return json(error.toJSON(), error.status, { 'cache-control': 'no-store', pragma: 'no-cache' })
+}
 
 /** The OAuth route set and the context it runs on (for tests that look inside). */
 export interface OAuthRouteSet extends RouteSet {
@@ -49,8 +60,9 @@ export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
       method: 'POST',
       path: '/oauth/device_authorization',
       handle: (request) => deviceAuthorization(context, request),
+      unavailable,
     },
-    { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request) },
+    { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request), unavailable },
     { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: () => metadata(context) },
   ]
   return { name: 'oauth', routes, context }

@@ -109,6 +109,11 @@ export interface Route {
   /** The library's checks. Every API route has them; a route without them is a public page. */
   readonly access?: RouteAccess
   readonly handle: (request: ApiRequest) => Promise<RouteResult>
+  /**
+   * The 503 when a store fails, where the default does not fit: an API route answers the policy's
+   * 503, a page the 503 page (../http/run-route.ts); the OAuth JSON endpoints answer in their shape.
+   */
+  readonly unavailable?: () => RouteResult
 }
 
 /** A named group of routes that a binding mounts together. */

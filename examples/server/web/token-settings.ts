@@ -52,6 +52,12 @@ export const MAX_TOKENS_PER_USER = 100
 
 type Signed = (request: ApiRequest, session: Session) => Promise<RouteResult>
 
+// A change that took effect but that the store's replicas have not confirmed yet (a Redis Cluster
+// shard that lost its replica in a failover): done, and said to be pending, never a failure.
+function pending(receipt: Awaited<ReturnType<TokenStore['update']>>): string {
+  return receipt?.replicated === false ? ' (replication pending)' : ''
+}
+
 /**
  * Builds the token settings route set.
  *
@@ -144,8 +150,11 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     let changed = token
     if (read.value.name !== undefined) changed = renameToken(changed, read.value.name)
     if (read.value.scopes !== undefined) changed = rescopeToken(changed, read.value.scopes)
-    await tokens.update(changed)
-    await web.sessions.setNotice(session.id, `Saved “${changed.name}”: scopes ${changed.scopes.join(', ')}.`)
+    const receipt = await tokens.update(changed)
+    await web.sessions.setNotice(
+      session.id,
+      `Saved “${changed.name}”: scopes ${changed.scopes.join(', ')}${pending(receipt)}.`,
+    )
     return redirect(TOKENS_PATH)
   })
 
@@ -158,10 +167,10 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     const token = await ownToken(request, session)
     if (token === undefined) return notFound(session)
     if (fields.get('confirm') !== 'yes') return revokeConfirmPage(session, token)
-    await tokens.update(revokeToken(token, web.now()))
+    const receipt = await tokens.update(revokeToken(token, web.now()))
     await web.sessions.setNotice(
       session.id,
-      `Revoked “${token.name}”. Requests with it are refused from now on.`,
+      `Revoked “${token.name}”${pending(receipt)}. Requests with it are refused from now on.`,
     )
     return redirect(TOKENS_PATH)
   })
