@@ -173,9 +173,22 @@ export function compiledOperation(operation: unknown): CompiledOperation | undef
  * // → { allowed: false, status: 403, code: 'insufficient_scope', scope: 'data.metadata', … }
  */
 export function decide(input: DecideInput): Decision {
-  const compiled = input == null ? undefined : compiledOperation(input.operation)
-  const scopes = input?.principal?.scopes
-  const resource = input?.resource
+  if (input == null) return INVALID_INPUT
+  return decideRequest(input.principal, input.operation, input.resource, input.request)
+}
+
+/**
+ * @internal {@link decide} with the input's fields as arguments: the policy's `authorize` calls it,
+ * so that an authorization allocates no input object.
+ */
+export function decideRequest(
+  principal: Principal,
+  operation: Operation,
+  resource: Resource,
+  request: RequestFacts | undefined,
+): Decision {
+  const compiled = compiledOperation(operation)
+  const scopes = principal?.scopes
   if (compiled === undefined || !(scopes instanceof ScopeSet) || resource == null) return INVALID_INPUT
   if (resource.kind !== compiled.kind) return INVALID_INPUT
   switch (resource.kind) {
@@ -189,7 +202,7 @@ export function decide(input: DecideInput): Decision {
       if (denial !== undefined) return denial
       const restrictions = resource.exportRestrictions
       if (!compiled.spec.dataContent || restrictions === undefined) return compiled.allow
-      return decideExport(compiled, restrictions, input.request)
+      return decideExport(compiled, restrictions, request)
     }
     case 'workflow':
       return (
