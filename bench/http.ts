@@ -109,16 +109,10 @@ function pinApart(child: ChildProcess): void {
 export let pinned: CorePlan | undefined
 
 export async function benchFramework(framework: keyof typeof BENCH_ROUTES, seconds: number, rounds: number) {
-  // From the sources through tsx; the self-contained folder runs the bench compiled to JavaScript.
-  const typescript = import.meta.filename.endsWith('.ts')
-  const child = fork(
-    join(import.meta.dirname, typescript ? 'http-server.ts' : 'http-server.js'),
-    [framework],
-    {
-      execArgv: typescript ? ['--import', 'tsx'] : [],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
-  )
+  const child = fork(join(import.meta.dirname, 'http-server.ts'), [framework], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
   pinApart(child)
   try {
     const ready = await new Promise<{ port: number; token: string }>((resolve, reject) => {

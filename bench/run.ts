@@ -348,8 +348,8 @@ npm run bench -- --in-process # the decision and authentication targets alone, p
 \`\`\`
 
 On another machine, without a checkout, a network or Redis: \`npm run bench -- --pack DIR\` writes a
-self-contained folder (a Node binary, the packed package, the bench compiled to JavaScript and its
-dependencies); copy it over and run \`DIR/run.sh\` (\`--quick\` and \`--in-process\` pass through).
+self-contained folder (this Node binary, the packed package, the bench's sources and its
+dependencies, tsx among them, installed); copy it over and run \`DIR/run.sh\` (\`--quick\` and \`--in-process\` pass through).
 It writes \`performance.md\` beside itself, without the Redis sections. From 6 cores up, the HTTP
 server runs alone on the last core and the load on the four before it (\`taskset\`, as design §11's
 quiet machine); with fewer, the server on the last core and the load on the others.
