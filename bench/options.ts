@@ -13,9 +13,14 @@ export interface BenchOptions {
   readonly pack?: string
   /** `--out FILE`: where the page goes (docs/performance.md by default). */
   readonly out?: string
+  /** `--targets FILE`: where this run's verdicts go as JSON, for another run's `--beside`. */
+  readonly targets?: string
+  /** `--beside FILE`: another run's verdicts (its `--targets` file), shown beside this run's. */
+  readonly beside?: string
 }
 
-const USAGE = 'usage: npm run bench -- [--quick] [--in-process] [--no-redis] [--out FILE] [--pack DIR]'
+const USAGE =
+  'usage: npm run bench -- [--quick] [--in-process] [--no-redis] [--out FILE] [--targets FILE] [--beside FILE] [--pack DIR]'
 
 /**
  * Reads the bench's flags.
@@ -30,6 +35,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let redis = true
   let pack: string | undefined
   let out: string | undefined
+  let targets: string | undefined
+  let beside: string | undefined
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!
     const value = () => {
@@ -42,6 +49,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     else if (flag === '--no-redis') redis = false
     else if (flag === '--pack') pack = value()
     else if (flag === '--out') out = value()
+    else if (flag === '--targets') targets = value()
+    else if (flag === '--beside') beside = value()
     else throw new Error(`unknown flag ${JSON.stringify(flag)}; ${USAGE}`)
   }
   return {
@@ -50,6 +59,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     redis,
     ...(pack === undefined ? {} : { pack }),
     ...(out === undefined ? {} : { out }),
+    ...(targets === undefined ? {} : { targets }),
+    ...(beside === undefined ? {} : { beside }),
   }
 }
 

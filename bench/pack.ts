@@ -69,10 +69,10 @@ export function benchManifest(manifest: Manifest, tarball: string) {
 export function runScript(): string {
   return `#!/bin/sh
 # The bench of data-access-policy, self-contained (written by \`npm run bench -- --pack DIR\`).
-# ./run.sh [--quick] [--in-process]: writes performance.md here; no network, no Redis.
+# ./run.sh [--quick] [--in-process]: writes performance.md and targets.json here; no network, no Redis.
 set -e
 cd "$(dirname "$0")"
-PATH="$PWD:$PATH" TSX_TSCONFIG_PATH=bench/tsconfig.json exec ./node --import tsx bench/run.ts --no-redis --out performance.md "$@"
+PATH="$PWD:$PATH" TSX_TSCONFIG_PATH=bench/tsconfig.json exec ./node --import tsx bench/run.ts --no-redis --out performance.md --targets targets.json "$@"
 `
 }
 

@@ -2,13 +2,14 @@
 // (bench/options.ts): --quick, --in-process (the decision and authentication benchmarks only,
 // printed), --no-redis, --out FILE, --pack DIR (the self-contained folder, bench/pack.ts).
 
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { benchAllowLists, benchAuthentication, benchDecision } from './core.js'
 import { formatNs, type Measurement } from './harness.js'
 import { benchHttp, type HttpFramework, pinned } from './http.js'
 import { parseBenchArgs } from './options.js'
+import { renderTargets, type TargetRow, type TargetRun } from './targets.js'
 
 const options = parseBenchArgs(process.argv.slice(2))
 const quick = options.quick
@@ -30,7 +31,6 @@ function find(rows: readonly Measurement[], prefix: string): number {
   return row.nsPerOp
 }
 
-const verdict = (met: boolean) => (met ? '✅ met' : '❌ missed')
 const table = (rows: readonly Measurement[], base: number) =>
   rows.map((r) => `| ${r.name} | ${formatNs(r.nsPerOp)} | ${ratio(r.nsPerOp, base)} |`).join('\n')
 
@@ -43,7 +43,7 @@ const floor = find(decision.catalogue.rows, 'hand-written')
 const decided = find(decision.catalogue.rows, 'data-access-policy')
 const handWritten = find(auth, 'hand-written')
 const pipeline = find(auth, 'data-access-policy')
-const inProcessTargets: [string, string, boolean][] = [
+const inProcessTargets: TargetRow[] = [
   [
     `\`decide\` ≤ 1.5× the hand-written floor (${decision.catalogue.size} distinct requests)`,
     `${ratio(decided, floor)} (${formatNs(decided)} vs ${formatNs(floor)})`,
@@ -55,14 +55,17 @@ const inProcessTargets: [string, string, boolean][] = [
     pipeline <= 1.25 * handWritten,
   ],
 ]
-const targetTable = (rows: readonly [string, string, boolean][]) =>
-  rows.map(([name, value, met]) => `| ${name} | ${value} | ${verdict(met)} |`).join('\n')
+const machine = `${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB)`
+const thisRun = (targets: readonly TargetRow[]): TargetRun => ({
+  machine,
+  node: process.version,
+  date: new Date().toISOString().slice(0, 10),
+  targets,
+})
 
 if (options.inProcess) {
   log(`
-| target | measured | |
-| --- | --- | --- |
-${targetTable(inProcessTargets)}
+${renderTargets([thisRun(inProcessTargets)])}
 
 | candidate (the catalogue mix) | per decision | vs the floor |
 | --- | --- | --- |
@@ -158,7 +161,7 @@ const bearerYardsticks = (framework: string) =>
   ` (the hand-written floor: ${ratio(httpOf(framework).floorVsBearer ?? Number.NaN, 1)}; no guard at all: ${ratio(httpOf(framework).openVsBearer ?? Number.NaN, 1)})`
 
 // Design §11, in its order.
-const targets: [string, string, boolean][] = [
+const targets: TargetRow[] = [
   inProcessTargets[0]!,
   [
     "`decide` far ahead of CASL, casbin and Cedar (their time ÷ the core's, one rule)",
@@ -214,7 +217,10 @@ ${table(clusterRows, redis[0]!.nsPerOp)}
 `
 }
 
-const machine = `${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB)`
+// This run's verdicts, and another run's beside them where one is given (`--beside FILE`).
+const runs = [thisRun(targets)]
+if (options.targets !== undefined) writeFileSync(options.targets, `${JSON.stringify(runs[0], null, 2)}\n`)
+if (options.beside !== undefined) runs.push(JSON.parse(readFileSync(options.beside, 'utf8')) as TargetRun)
 const page = `# Performance
 
 <!-- Written by \`npm run bench\`; rerun it to refresh. -->
@@ -226,12 +232,16 @@ decide them come from a quiet machine (nothing else running, the HTTP server alo
 Shared machines swing by 15–30 % between runs, and by more while their host is busy. Micro-benchmarks
 run the candidates in interleaved rounds and report medians; HTTP figures are medians over
 alternating rounds. To run the same bench on another machine, see [Reproduce](#reproduce).
-
+${runs
+  .slice(1)
+  .map(
+    (other) =>
+      `\nThe Targets table shows, beside this run's verdicts, those of one run on ${other.machine} (Node ${other.node}, ${other.date}), from that run alone; the other tables are this run's.\n`,
+  )
+  .join('')}
 ## Targets
 
-| target | measured | |
-| --- | --- | --- |
-${targetTable(targets)}
+${renderTargets(runs)}
 
 ## 1. Decision: "may this principal do this?"
 
@@ -350,7 +360,8 @@ npm run bench -- --in-process # the decision and authentication targets alone, p
 On another machine, without a checkout, a network or Redis: \`npm run bench -- --pack DIR\` writes a
 self-contained folder (this Node binary, the packed package, the bench's sources and its
 dependencies, tsx among them, installed); copy it over and run \`DIR/run.sh\` (\`--quick\` and \`--in-process\` pass through).
-It writes \`performance.md\` beside itself, without the Redis sections. From 6 cores up, the HTTP
+It writes \`performance.md\` and its verdicts, \`targets.json\`, beside itself, without the Redis
+sections; \`npm run bench -- --beside targets.json\` then shows those verdicts beside this machine's. From 6 cores up, the HTTP
 server runs alone on the last core and the load on the four before it (\`taskset\`, as design §11's
 quiet machine); with fewer, the server on the last core and the load on the others.
 `

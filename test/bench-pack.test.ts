@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { corePlan, parseBenchArgs } from '../bench/options.js'
 import { BENCH_DEPENDENCIES, benchManifest, runScript } from '../bench/pack.js'
+import { renderTargets } from '../bench/targets.js'
 
 const root = join(import.meta.dirname, '..')
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
@@ -50,7 +51,7 @@ describe('the self-contained bench folder', () => {
     expect(script.startsWith('#!/bin/sh\n')).toBe(true)
     expect(script).toContain('cd "$(dirname "$0")"')
     expect(script).toContain(
-      'TSX_TSCONFIG_PATH=bench/tsconfig.json exec ./node --import tsx bench/run.ts --no-redis --out performance.md "$@"',
+      'TSX_TSCONFIG_PATH=bench/tsconfig.json exec ./node --import tsx bench/run.ts --no-redis --out performance.md --targets targets.json "$@"',
     )
     expect(parseBenchArgs(['--no-redis', '--out', 'performance.md', '--quick'])).toEqual({
       quick: true,
@@ -91,5 +92,48 @@ describe('where the HTTP bench runs its processes', () => {
     [Number.NaN, undefined],
   ])('%d cores: %j', (cores, plan) => {
     expect(corePlan(cores)).toEqual(plan)
+  })
+})
+
+describe('the Targets table', () => {
+  const quiet = {
+    machine: 'Xeon (16 cores, 64 GiB)',
+    node: 'v20.20.2',
+    date: '2026-11-27',
+    targets: [
+      ['decide ≤ 1.5× the floor', '1.20×', true],
+      ['guard − floor ≤ 1 µs', '+0.8 µs ± 0.2', true],
+    ] as const,
+  }
+  const shared = {
+    machine: 'EPYC (2 cores, 24 GiB)',
+    node: 'v20.20.2',
+    date: '2026-11-26',
+    targets: [['decide ≤ 1.5× the floor', '4.42×', false]] as const,
+  }
+
+  test('one run: each target with its figures and verdict', () => {
+    expect(renderTargets([quiet]).split('\n')).toEqual([
+      '| target | Xeon (16 cores, 64 GiB), Node v20.20.2, 2026-11-27 | |',
+      '| --- | --- | --- |',
+      '| decide ≤ 1.5× the floor | 1.20× | ✅ met |',
+      '| guard − floor ≤ 1 µs | +0.8 µs ± 0.2 | ✅ met |',
+    ])
+  })
+
+  test('another run beside it, matched by target; one it lacks reads —', () => {
+    expect(renderTargets([quiet, shared]).split('\n')).toEqual([
+      '| target | Xeon (16 cores, 64 GiB), Node v20.20.2, 2026-11-27 | | EPYC (2 cores, 24 GiB), Node v20.20.2, 2026-11-26 | |',
+      '| --- | --- | --- | --- | --- |',
+      '| decide ≤ 1.5× the floor | 1.20× | ✅ met | 4.42× | ❌ missed |',
+      '| guard − floor ≤ 1 µs | +0.8 µs ± 0.2 | ✅ met | — | |',
+    ])
+  })
+
+  test('--targets and --beside take a file each', () => {
+    expect(parseBenchArgs(['--targets', 'a.json', '--beside', 'b.json'])).toMatchObject({
+      targets: 'a.json',
+      beside: 'b.json',
+    })
   })
 })
