@@ -5,13 +5,17 @@ import { hash as nodeHash } from 'node:crypto'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import {
+  compileExportRestrictions as builtCompileExportRestrictions,
   createAccessPolicy,
   createApiToken,
   type DatasetResource,
   MemoryTokenStore,
+  parseScopes,
 } from 'data-access-policy'
+import { decide } from 'data-access-policy/testing'
 import { checkClientAddress, compileExportRestrictions } from '../src/restrictions/export-restrictions.js'
 import { hashTokenValue } from '../src/tokens/token-hash.js'
+import { buildCatalogueMix, type DecisionLibrary, decideCandidate, floorCandidate } from './decision-mix.js'
 import {
   baselineCandidate,
   buildMix,
@@ -22,13 +26,36 @@ import {
 } from './decision-peers.js'
 import { compare, compareAsync, type Measurement } from './harness.js'
 
-/** Decision: the core and its peers on the same rotating mix. */
-export async function benchDecision(): Promise<{ fast: Measurement[]; slow: Measurement[] }> {
+// What hosts run: the built package, one bundle (the sources, module by module, optimise differently).
+const built: DecisionLibrary = {
+  decide,
+  parseScopes,
+  compileExportRestrictions: builtCompileExportRestrictions,
+}
+
+/**
+ * Decision: `decide` beside a hand-written floor on the whole catalogue (design §11's target), then
+ * the core and its peers on the one rule they all encode.
+ */
+export async function benchDecision(): Promise<{
+  catalogue: { size: number; rows: Measurement[] }
+  fast: Measurement[]
+  slow: Measurement[]
+}> {
+  const catalogueMix = buildCatalogueMix()
+  const core = decideCandidate(built, catalogueMix)
+  const catalogueRows = compare(
+    [
+      { name: 'hand-written floor (ranks and a Set per request)', run: floorCandidate(catalogueMix) },
+      { name: 'data-access-policy `decide`', run: (i) => core(i).allowed },
+    ],
+    { iterations: 300_000, rounds: 15 },
+  )
   const mix = buildMix()
   const fast = compare(
     [
       { name: 'hand-written baseline (Set.has + integer compares)', run: baselineCandidate(mix) },
-      { name: 'data-access-policy `decide`', run: coreCandidate(mix) },
+      { name: 'data-access-policy `decide`', run: coreCandidate(mix, built) },
       { name: 'CASL `ability.can` (ability cached)', run: caslCandidate(mix) },
     ],
     { iterations: 300_000, rounds: 15 },
@@ -36,13 +63,13 @@ export async function benchDecision(): Promise<{ fast: Measurement[]; slow: Meas
   // casbin and Cedar are slower by orders of magnitude: fewer iterations, same mix.
   const slow = compare(
     [
-      { name: 'data-access-policy `decide`', run: coreCandidate(mix) },
+      { name: 'data-access-policy `decide`', run: coreCandidate(mix, built) },
       { name: 'casbin `enforceSync` (ABAC model)', run: await casbinCandidate(mix) },
       { name: 'Cedar wasm `statefulIsAuthorized` (policy set preparsed)', run: cedarCandidate(mix) },
     ],
     { iterations: 4_000, rounds: 9 },
   )
-  return { fast, slow }
+  return { catalogue: { size: catalogueMix.length, rows: catalogueRows }, fast, slow }
 }
 
 /**

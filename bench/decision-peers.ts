@@ -4,10 +4,11 @@
 import { createMongoAbility, type MongoAbility, subject } from '@casl/ability'
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs'
 import { type Enforcer, newEnforcer, newModelFromString } from 'casbin'
-import { type DecideInput, decide } from '../src/decisions/decide.js'
+import type { DecideInput } from '../src/decisions/decide.js'
 import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS } from '../src/decisions/levels.js'
 import type { Operation } from '../src/decisions/operations.js'
-import { parseScopes, type Scope } from '../src/decisions/scopes.js'
+import type { Scope } from '../src/decisions/scopes.js'
+import type { DecisionLibrary } from './decision-mix.js'
 
 const CEILING_SCOPES: readonly Scope[][] = [
   [],
@@ -53,12 +54,18 @@ export function expected(request: MixRequest): boolean {
   return Math.max(request.publicLevel, Math.min(request.userLevel, request.ceiling)) >= request.need
 }
 
-/** data-access-policy's `decide`, on inputs built once per request as an adapter would. */
-export function coreCandidate(mix: readonly MixRequest[]): (i: number) => boolean {
+/**
+ * data-access-policy's `decide` (the built package in `npm run bench`), on inputs built once per
+ * request as an adapter would.
+ */
+export function coreCandidate(
+  mix: readonly MixRequest[],
+  library: Pick<DecisionLibrary, 'decide' | 'parseScopes'>,
+): (i: number) => boolean {
   const principals = CEILING_SCOPES.map((scopes) => ({
     kind: 'token' as const,
     userId: 'u',
-    scopes: parseScopes(scopes),
+    scopes: library.parseScopes(scopes),
   }))
   const inputs: DecideInput[] = mix.map((r) => ({
     principal: principals[r.ceiling]!,
@@ -70,6 +77,7 @@ export function coreCandidate(mix: readonly MixRequest[]): (i: number) => boolea
     },
   }))
   const n = inputs.length
+  const decide = library.decide
   return (i) => decide(inputs[i % n]!).allowed
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { halfInterquartileRange, median } from './harness.js'
 import { BENCH_ROUTES, benchPath } from './http-routes.js'
+import { type CorePlan, corePlan } from './options.js'
 
 /** One route, medians over the rounds. */
 export interface HttpRoute {
@@ -37,6 +38,8 @@ export interface HttpFramework {
   readonly routes: readonly HttpRoute[]
   /** Every route's cost but `open`'s: `pass` (one more empty step), `guarded`, `floor`, `bearer`. */
   readonly costs: Readonly<Record<string, RouteCost>>
+  /** guarded − floor in the same round (design §11's target): what the guard adds to the least a guard does. */
+  readonly guardOverFloor: RouteCost
   /** guarded ÷ open throughput. */
   readonly guardedVsOpen: number
   /** open ÷ bearer-plugin throughput: the ceiling of any guard on the same yardstick. */
@@ -85,26 +88,25 @@ async function measure(child: ChildProcess, url: string, token: string, seconds:
 }
 
 /**
- * Gives the server a core of its own, and autocannon the others, where `taskset` exists. Sharing two
- * cores, the load generator and the server took turns on both, and the server's CPU per request
- * swung with how often it was woken (a guarded route once measured cheaper than the open one);
- * alone on its core the server is saturated, so its CPU per request is its own work.
+ * Gives the server a core of its own, and autocannon others (corePlan), where `taskset` exists.
+ * Sharing two cores, the load generator and the server took turns on both, and the server's CPU per
+ * request swung with how often it was woken (a guarded route once measured cheaper than the open
+ * one); alone on its core the server is saturated, so its CPU per request is its own work.
  */
 function pinApart(child: ChildProcess): void {
-  const cores = availableParallelism()
-  if (cores < 2 || child.pid === undefined) return
-  const last = String(cores - 1)
+  const plan = corePlan(availableParallelism())
+  if (plan === undefined || child.pid === undefined) return
   try {
-    execFileSync('taskset', ['-pc', last, String(child.pid)], { stdio: 'ignore' })
-    execFileSync('taskset', ['-pc', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' })
-    pinned = true
+    execFileSync('taskset', ['-pc', plan.server, String(child.pid)], { stdio: 'ignore' })
+    execFileSync('taskset', ['-pc', plan.load, String(process.pid)], { stdio: 'ignore' })
+    pinned = plan
   } catch {
     // No taskset (or not allowed): both share every core, as before; the page says so.
   }
 }
 
-/** Whether the last run gave the server a core of its own. */
-export let pinned = false
+/** The cores the last run pinned the server and the load to; undefined where it could not. */
+export let pinned: CorePlan | undefined
 
 export async function benchFramework(framework: keyof typeof BENCH_ROUTES, seconds: number, rounds: number) {
   const child = fork(join(import.meta.dirname, 'http-server.ts'), [framework], {
@@ -159,18 +161,18 @@ export function summarize(framework: string, samples: Map<string, Sample[]>): Ht
   }
   const throughput = (route: string, against: string) =>
     median(perRound(route, against, (a, b) => a.requestsPerSecond / b.requestsPerSecond))
+  const cost = (route: string, against: string): RouteCost => {
+    const differences = perRound(route, against, (a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)
+    return { micros: median(differences), spreadMicros: halfInterquartileRange(differences) }
+  }
   const costs = Object.fromEntries(
-    [...samples.keys()]
-      .filter((route) => route !== 'open')
-      .map((route) => {
-        const differences = perRound(route, 'open', (a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)
-        return [route, { micros: median(differences), spreadMicros: halfInterquartileRange(differences) }]
-      }),
+    [...samples.keys()].filter((route) => route !== 'open').map((route) => [route, cost(route, 'open')]),
   )
   return {
     framework,
     routes,
     costs,
+    guardOverFloor: cost('guarded', 'floor'),
     guardedVsOpen: throughput('guarded', 'open'),
     ...(samples.has('bearer')
       ? {

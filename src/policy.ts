@@ -7,7 +7,7 @@ import {
 import { type HttpDenial, renderDenial } from './authentication/http-denial.js'
 import { isSecureTransport, type TransportFacts } from './authentication/transport.js'
 import { configErrorFromZod } from './config-error.js'
-import { checkResponseSize, decide, type RequestFacts } from './decisions/decide.js'
+import { checkResponseSize, decideRequest, type RequestFacts } from './decisions/decide.js'
 import { type Allow, type Decision, type Deny, type DenyCode, deny } from './decisions/decision.js'
 import type { Operation } from './decisions/operations.js'
 import { ANONYMOUS, type Principal } from './decisions/principal.js'
@@ -217,6 +217,7 @@ function safeHooks(
 }
 
 const HTTPS_REQUIRED: AuthenticationResult = Object.freeze({ ok: false, decision: deny('https_required') })
+const NOT_FOUND = deny('not_found')
 
 /**
  * Builds the access policy from validated options. Everything is checked here, once; requests
@@ -240,14 +241,9 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     ...(allowAnonymous ? { anonymous: ANONYMOUS } : {}),
   }
 
-  const authorize: AccessPolicy['authorize'] = (principal, operation, resource, request) => {
-    if (resource === undefined) return deny('not_found')
-    return decide(
-      request === undefined
-        ? { principal, operation, resource }
-        : { principal, operation, resource, request },
-    )
-  }
+  // The decision's fields as arguments: no input object per request.
+  const authorize: AccessPolicy['authorize'] = (principal, operation, resource, request) =>
+    resource === undefined ? NOT_FOUND : decideRequest(principal, operation, resource, request)
 
   const renderings = new WeakMap<Deny, HttpDenial>()
 

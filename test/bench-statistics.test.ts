@@ -60,6 +60,8 @@ describe('bench HTTP comparisons', () => {
     expect(result.costs.guarded?.micros).toBe(5)
     expect(result.costs.pass?.micros).toBe(1)
     expect(result.costs.floor?.micros).toBe(3)
+    // guarded − floor in each round: [2, 2, 137].
+    expect(result.guardOverFloor).toEqual({ micros: 2, spreadMicros: expect.closeTo(33.75, 12) })
   })
 
   test('a cost carries the spread of its per-round differences', () => {

@@ -158,15 +158,15 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
   fastify.addHook('onRequest', function authenticateRequest(request, reply, done) {
     const access = request.routeOptions.config.access
     if (access === undefined) return done()
-    const read = () => {
-      const value = readRequest(request, BODY_NOT_YET_PARSED)
-      ;(request as GuardedRequest)[EARLIER] = { access, read: value }
-      return value
-    }
+    let read: AdmissionRequest | undefined
     whenAdmitted(
-      admit(policy, read, undefined, 'denial'),
+      admit(policy, () => (read = readRequest(request, BODY_NOT_YET_PARSED)), undefined, 'denial'),
       (admission) => {
         if (!admission.ok) return void reply.sendDenial(admission.decision)
+        // Authenticated from the header here (no earlier principal), the principal is a token's
+        // exactly when the header carried one: the preHandler need not parse the header again.
+        const tokenInHeader = read!.principal === undefined ? admission.principal.kind === 'token' : undefined
+        ;(request as GuardedRequest)[EARLIER] = { access, read: read!, tokenInHeader }
         request.principal = admission.principal
         done()
       },
@@ -194,8 +194,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
             },
           }
     const body = () => bodyHasAccessToken(request.body)
-    const read = () =>
-      earlier !== undefined ? again(earlier.read, request, body) : readRequest(request, body)
+    const read = () => (earlier !== undefined ? again(earlier, request, body) : readRequest(request, body))
     whenAdmitted(
       admit(policy, read, requirement, 'final'),
       (admission) => {
@@ -218,6 +217,7 @@ const EARLIER = Symbol('data-access-policy.onRequest')
 interface EarlierRead {
   readonly access: FastifyRouteAccess
   readonly read: AdmissionRequest
+  readonly tokenInHeader: boolean | undefined
 }
 
 type GuardedRequest = FastifyRequest & { [EARLIER]?: EarlierRead }
@@ -237,16 +237,17 @@ function readRequest(
 
 // The `onRequest` read with the parsed body's check and the principal as it is now.
 function again(
-  earlier: AdmissionRequest,
+  { read, tokenInHeader }: EarlierRead,
   request: FastifyRequest,
   body: AdmissionRequest['bodyHasAccessToken'],
 ): AdmissionRequest {
   return {
-    authorization: earlier.authorization,
-    queryHasAccessToken: earlier.queryHasAccessToken,
+    authorization: read.authorization,
+    queryHasAccessToken: read.queryHasAccessToken,
     bodyHasAccessToken: body,
-    origin: earlier.origin,
+    origin: read.origin,
     principal: request.principal,
+    tokenInHeader,
   }
 }
 

@@ -35,6 +35,11 @@ export interface AdmissionRequest {
   readonly origin: ForwardedOrigin
   /** The principal an earlier step authenticated on this request, if any. */
   readonly principal: Principal | undefined
+  /**
+   * Whether the `Authorization` header carries a token, where an earlier step that authenticated
+   * from it knows; absent, the header is parsed again when an earlier principal is given.
+   */
+  readonly tokenInHeader?: boolean | undefined
 }
 
 /** A route's requirement: the operation, and the host's description of the resource. */
@@ -132,7 +137,8 @@ function run(
   requirement: Requirement | undefined,
 ): Admission | Promise<Admission> {
   if (request.principal !== undefined) {
-    const tokenInHeader = accessTokenParameterDenial(request.authorization) !== undefined
+    const tokenInHeader =
+      request.tokenInHeader ?? accessTokenParameterDenial(request.authorization) !== undefined
     return authenticated(steps, request, requirement, request.principal, tokenInHeader)
   }
   const { origin } = request

@@ -50,6 +50,7 @@ const IMPLIES: Readonly<Record<Scope, readonly Scope[]>> = {
 // Each family's scopes, ranked like the levels they grant (index 0 is the level `none`).
 const DATASET_FAMILY: readonly Scope[] = ['data.overview', 'data.metadata', 'data.data', 'data.edit']
 const WORKFLOW_FAMILY: readonly Scope[] = ['wokflow.read', 'workflow.write']
+const ORGANIZATION_FAMILY: readonly Scope[] = ['organization.read', 'organization.write']
 
 function ceiling(effectiveMask: number, family: readonly Scope[]): number {
   // Stryker disable next-line ArithmeticOperator: equivalent because a start past the end reads no scope, whose bit is 0
@@ -79,6 +80,8 @@ export class ScopeSet {
   readonly datasetCeiling: number
   /** @internal Rank of the highest workflow level the scopes reach (0 none, 1 read, 2 write). */
   readonly workflowCeiling: number
+  /** @internal Rank of the highest organization scope (0 none, 1 read, 2 write). */
+  readonly organizationCeiling: number
   readonly #grantedMask: number
   readonly #effectiveMask: number
 
@@ -97,6 +100,7 @@ export class ScopeSet {
     this.#effectiveMask = effective
     this.datasetCeiling = ceiling(effective, DATASET_FAMILY)
     this.workflowCeiling = ceiling(effective, WORKFLOW_FAMILY)
+    this.organizationCeiling = ceiling(effective, ORGANIZATION_FAMILY)
   }
 
   /** @internal */

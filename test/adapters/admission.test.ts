@@ -156,6 +156,29 @@ describe('admit: the one admission sequence', () => {
     expect(bodyHasAccessToken).toHaveBeenCalledOnce()
   })
 
+  // Fastify's onRequest authenticates from the header and tells its preHandler what it found there.
+  test.each([
+    [true, [], { ok: false, decision: { status: 400, code: 'invalid_request' } }, 1],
+    [false, undefined, { ok: true }, 0],
+  ] as const)(
+    'an earlier step that says tokenInHeader: %s is taken at its word: the header is not parsed again',
+    async (tokenInHeader, authorization, expected, bodyReads) => {
+      const { policy, request } = await setup()
+      const first = await admit(policy, () => request(), undefined, 'final')
+      if (!first.ok) throw new Error('expected an allow')
+      const bodyHasAccessToken = vi.fn(() => true)
+      const read = () =>
+        request({
+          principal: first.principal,
+          tokenInHeader,
+          bodyHasAccessToken,
+          ...(authorization === undefined ? {} : { authorization }),
+        })
+      expect(await admit(policy, read, OPEN, 'final')).toMatchObject(expected)
+      expect(bodyHasAccessToken).toHaveBeenCalledTimes(bodyReads)
+    },
+  )
+
   test('an anonymous principal never reads the body, even with a body token', async () => {
     const tokens = new MemoryTokenStore()
     const policy = createAccessPolicy({ tokens, allowAnonymous: true })

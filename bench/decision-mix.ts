@@ -1,0 +1,255 @@
+// The whole catalogue as a host's requests reach `decide`: datasets, workflows and organizations,
+// data-content operations with and without export restrictions, principals shaped as
+// authentication makes them (API and OAuth tokens), beside a hand-written floor that decides the
+// same requests from precomputed integers and Sets. test/bench-agreement.test.ts checks that both
+// answer alike on every request.
+import type { DecideInput, decide } from '../src/decisions/decide.js'
+import type { Decision } from '../src/decisions/decision.js'
+import type { Operation } from '../src/decisions/operations.js'
+import type { Principal } from '../src/decisions/principal.js'
+import type { Resource } from '../src/decisions/resources.js'
+import type { parseScopes, Scope } from '../src/decisions/scopes.js'
+import type { compileExportRestrictions } from '../src/restrictions/export-restrictions.js'
+
+/**
+ * The library entry points the mix runs on: the built package in `npm run bench` (what hosts run:
+ * one bundle), the sources in the agreement test.
+ */
+export interface DecisionLibrary {
+  readonly decide: typeof decide
+  readonly parseScopes: typeof parseScopes
+  readonly compileExportRestrictions: typeof compileExportRestrictions
+}
+
+type Family = 'dataset' | 'workflow' | 'organization'
+
+/** One request of the mix, in the floor's terms: ranks, the scope held, the caps. */
+export interface CatalogueRequest {
+  readonly family: Family
+  readonly operation: Operation
+  /** The principal's one scope in the family (`public` for none). */
+  readonly scope: Scope
+  /** OAuth principals carry a client id: a second principal shape. */
+  readonly oauth: boolean
+  readonly publicRank: number
+  readonly userRank: number
+  readonly administered: boolean
+  readonly restrictions?: { readonly maxRecords?: number; readonly maxBytes?: number }
+}
+
+const DATASET_LEVELS = ['none', 'overview', 'metadata', 'data', 'edit'] as const
+const WORKFLOW_LEVELS = ['none', 'read', 'write'] as const
+const DATASET_SCOPES: readonly Scope[] = [
+  'public',
+  'data.overview',
+  'data.metadata',
+  'data.data',
+  'data.edit',
+]
+const WORKFLOW_SCOPES: readonly Scope[] = ['public', 'wokflow.read', 'workflow.write']
+const ORGANIZATION_SCOPES: readonly Scope[] = ['public', 'organization.read', 'organization.write']
+const DATASET_OPERATIONS: readonly Operation[] = [
+  'dataset.overview',
+  'dataset.metadata',
+  'table.read',
+  'dataset.update',
+]
+const WORKFLOW_OPERATIONS: readonly Operation[] = ['workflow.read', 'workflow.write', 'workflow.run']
+const NEED: Partial<Record<Operation, number>> = {
+  'dataset.overview': 1,
+  'dataset.metadata': 2,
+  'table.read': 3,
+  'query.run': 3,
+  'export.create': 3,
+  'dataset.update': 4,
+  'workflow.read': 1,
+  'workflow.write': 2,
+  'workflow.run': 2,
+}
+const SCOPE_FOR: Partial<Record<Operation, Scope>> = {
+  'dataset.overview': 'data.overview',
+  'dataset.metadata': 'data.metadata',
+  'table.read': 'data.data',
+  'query.run': 'data.data',
+  'export.create': 'data.data',
+  'dataset.update': 'data.edit',
+  'workflow.read': 'wokflow.read',
+  'workflow.write': 'workflow.write',
+  'workflow.run': 'workflow.write',
+  'organization.read': 'organization.read',
+  'organization.write': 'organization.write',
+}
+const CAPS = [{ maxRecords: 1000 }, { maxBytes: 1_000_000 }, { maxRecords: 1000, maxBytes: 1_000_000 }]
+
+/**
+ * 682 distinct requests, shuffled deterministically: every dataset level combination for four
+ * operations (400), every workflow combination for three (54), organizations (12), and
+ * three data-content operations on datasets with export caps (216), half of the principals OAuth tokens.
+ */
+export function buildCatalogueMix(): CatalogueRequest[] {
+  const mix: CatalogueRequest[] = []
+  const base = { administered: false, oauth: false }
+  let n = 0
+  const oauth = () => n++ % 2 === 1
+  for (const operation of DATASET_OPERATIONS)
+    for (let c = 0; c < 5; c++)
+      for (let publicRank = 0; publicRank < 4; publicRank++)
+        for (let userRank = 0; userRank < 5; userRank++)
+          mix.push({
+            ...base,
+            family: 'dataset',
+            operation,
+            scope: DATASET_SCOPES[c]!,
+            oauth: oauth(),
+            publicRank,
+            userRank,
+          })
+  for (const operation of WORKFLOW_OPERATIONS)
+    for (let c = 0; c < 3; c++)
+      for (let publicRank = 0; publicRank < 2; publicRank++)
+        for (let userRank = 0; userRank < 3; userRank++)
+          mix.push({
+            ...base,
+            family: 'workflow',
+            operation,
+            scope: WORKFLOW_SCOPES[c]!,
+            oauth: oauth(),
+            publicRank,
+            userRank,
+          })
+  for (const operation of ['organization.read', 'organization.write'] as const)
+    for (const scope of ORGANIZATION_SCOPES)
+      for (const administered of [false, true])
+        mix.push({
+          ...base,
+          family: 'organization',
+          operation,
+          scope,
+          oauth: oauth(),
+          publicRank: 0,
+          userRank: 0,
+          administered,
+        })
+  for (const operation of ['table.read', 'query.run', 'export.create'] as const)
+    for (const restrictions of CAPS)
+      for (let c = 1; c < 5; c++)
+        for (const publicRank of [0, 3])
+          for (const userRank of [0, 3, 4])
+            mix.push({
+              ...base,
+              family: 'dataset',
+              operation,
+              scope: DATASET_SCOPES[c]!,
+              oauth: oauth(),
+              publicRank,
+              userRank,
+              restrictions,
+            })
+  let state = 42
+  for (let i = mix.length - 1; i > 0; i--) {
+    state = (state * 1_103_515_245 + 12_345) >>> 0
+    const j = state % (i + 1)
+    ;[mix[i], mix[j]] = [mix[j]!, mix[i]!]
+  }
+  return mix
+}
+
+/** The rule, for reference: whether the request is allowed. */
+export function catalogueExpected(request: CatalogueRequest): boolean {
+  if (request.family === 'organization') {
+    // organization.write implies organization.read.
+    const held = ORGANIZATION_SCOPES.indexOf(request.scope)
+    return request.administered && held >= ORGANIZATION_SCOPES.indexOf(request.operation as Scope)
+  }
+  const need = NEED[request.operation]!
+  const scopes = request.family === 'dataset' ? DATASET_SCOPES : WORKFLOW_SCOPES
+  const ceiling = scopes.indexOf(request.scope)
+  return Math.max(request.publicRank, Math.min(request.userRank, ceiling)) >= need
+}
+
+/** `decide` on inputs built once per request, as an adapter's resolver would hand them over. */
+export function decideCandidate(
+  library: DecisionLibrary,
+  mix: readonly CatalogueRequest[],
+): (i: number) => Decision {
+  // As authentication makes them: frozen, with the token's id and kind, a client id for OAuth.
+  const principals = new Map<string, Principal>()
+  const principalFor = (scope: Scope, oauth: boolean): Principal => {
+    const key = `${scope} ${oauth}`
+    let principal = principals.get(key)
+    if (principal === undefined) {
+      const fields = {
+        kind: 'token',
+        userId: 'u',
+        scopes: library.parseScopes([scope]),
+        tokenId: 't',
+      } as const
+      principal = Object.freeze(
+        oauth ? { ...fields, tokenKind: 'oauth', clientId: 'c' } : { ...fields, tokenKind: 'api' },
+      )
+      principals.set(key, principal)
+    }
+    return principal
+  }
+  const compiled = new Map(CAPS.map((caps) => [caps, library.compileExportRestrictions(caps)]))
+  const inputs: DecideInput[] = mix.map((r) => {
+    let resource: Resource
+    if (r.family === 'organization') resource = { kind: 'organization', administered: r.administered }
+    else if (r.family === 'workflow')
+      resource = {
+        kind: 'workflow',
+        publicLevel: WORKFLOW_LEVELS[r.publicRank] as 'none',
+        userLevel: WORKFLOW_LEVELS[r.userRank]!,
+      }
+    else if (r.restrictions === undefined)
+      resource = {
+        kind: 'dataset',
+        publicLevel: DATASET_LEVELS[r.publicRank] as 'none',
+        userLevel: DATASET_LEVELS[r.userRank]!,
+      }
+    else
+      resource = {
+        kind: 'dataset',
+        publicLevel: DATASET_LEVELS[r.publicRank] as 'none',
+        userLevel: DATASET_LEVELS[r.userRank]!,
+        exportRestrictions: compiled.get(r.restrictions) ?? library.compileExportRestrictions(r.restrictions),
+      }
+    return { principal: principalFor(r.scope, r.oauth), operation: r.operation, resource }
+  })
+  const n = inputs.length
+  const decide = library.decide
+  return (i) => decide(inputs[i % n]!)
+}
+
+/**
+ * The floor: what a hand-written check of the same requests does, from ranks and a Set of scopes
+ * precomputed per request, a cap handed on as it is.
+ */
+export function floorCandidate(mix: readonly CatalogueRequest[]): (i: number) => boolean {
+  const implied = (scope: Scope) => {
+    for (const family of [DATASET_SCOPES, WORKFLOW_SCOPES, ORGANIZATION_SCOPES]) {
+      const rank = family.indexOf(scope)
+      if (rank > 0) return new Set(family.slice(1, rank + 1))
+    }
+    return new Set<Scope>()
+  }
+  const sets = new Map<Scope, Set<Scope>>()
+  const requests = mix.map((r) => {
+    if (!sets.has(r.scope)) sets.set(r.scope, implied(r.scope))
+    return {
+      organization: r.family === 'organization',
+      administered: r.administered,
+      scopes: sets.get(r.scope)!,
+      need: NEED[r.operation] ?? 0,
+      scope: SCOPE_FOR[r.operation]!,
+      publicRank: r.publicRank,
+      userRank: r.userRank,
+    }
+  })
+  const n = requests.length
+  return (i) => {
+    const r = requests[i % n]!
+    if (r.organization) return r.administered && r.scopes.has(r.scope)
+    return r.publicRank >= r.need || (r.userRank >= r.need && r.scopes.has(r.scope))
+  }
+}
