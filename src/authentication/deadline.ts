@@ -22,7 +22,10 @@ function sweep(): void {
   for (const entry of pending) {
     if (entry.deadline <= now) {
       pending.delete(entry)
-      entry.fail()
+      // After a stall of the event loop the answer may have arrived unread: timers run before I/O
+      // in each turn, so the failure waits one turn and an answer read in it wins (a settled
+      // promise ignores the late rejection). A stall must never turn an answer into a 503.
+      setTimeout(entry.fail, 0)
     }
   }
   // Only the running sweeper calls this, so `sweeper` is set.
@@ -43,7 +46,8 @@ function watch(entry: Pending): void {
 
 /**
  * Settles like `promise`, or rejects with {@link DeadlineExceeded} once `ms` have passed (to within
- * about 10 ms). The promise itself is not cancelled; its late answer is ignored.
+ * about 10 ms) and one more turn of the event loop has brought no answer. The promise itself is not
+ * cancelled; an answer later than that is ignored.
  */
 export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
