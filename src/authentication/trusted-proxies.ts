@@ -136,7 +136,8 @@ export function resolveForwarded(
   if (forwardedFor === undefined && forwardedProto === undefined) {
     return { clientAddress: peer, protocol: request.directProtocol }
   }
-  // Stryker disable next-line ConditionalExpression: equivalent for the compiled trust functions, which trust no missing address; the check spares the call
+  // A peer without an address (Hono's getConnInfo may give none) vouches for nothing, even under
+  // `trustProxy: true`: the headers stand for the connection, which cannot be placed.
   if (peer === undefined || !trust(peer, 0)) return { clientAddress: peer, protocol: request.directProtocol }
   const protocol = forwardedProto ? forwardedProtocol(forwardedProto) : request.directProtocol
   if (forwardedFor === undefined) return { clientAddress: peer, protocol }
