@@ -35,6 +35,8 @@ interface Policies {
   readonly admin: AccessPolicy
   readonly userToken: string
   readonly adminToken: string
+  /** A second admin-store token, of a user who is not root. */
+  readonly opsToken: string
   readonly adminEvents: DecisionEvent[]
 }
 
@@ -44,14 +46,17 @@ async function policies(): Promise<Policies> {
   const now = Date.now() - 1000
   const user = createApiToken({ userId: 'alice', name: 'user', scopes: 'data.edit', now })
   const admin = createApiToken({ userId: 'root', name: 'admin', scopes: 'data.edit', now })
+  const ops = createApiToken({ userId: 'ops', name: 'ops', scopes: 'data.edit', now })
   await userStore.save(user.record)
   await adminStore.save(admin.record)
+  await adminStore.save(ops.record)
   const adminEvents: DecisionEvent[] = []
   return {
     user: createAccessPolicy({ tokens: userStore, allowAnonymous: true, requireHttps: false }),
     admin: createAccessPolicy({ tokens: adminStore, onDecision: (event) => adminEvents.push(event) }),
     userToken: user.value,
     adminToken: admin.value,
+    opsToken: ops.value,
     adminEvents,
   }
 }
@@ -206,6 +211,13 @@ describe('fastify: the equivalent cannot happen', () => {
       })
       scope.get('/admin/page', { config: { access } }, seen)
       scope.get('/host/admin/page', { config: { access } }, seen)
+      // A page for root alone: another admin-store user gets 404.
+      const rootOnly = {
+        operation: 'dataset.metadata' as const,
+        resource: (request: import('fastify').FastifyRequest) =>
+          request.principal?.userId === 'root' ? ADMIN_PAGE : undefined,
+      }
+      scope.get('/host/admin/root-only', { config: { access: rootOnly } }, seen)
     })
     await app.listen({ port: 0, host: '127.0.0.1' })
     port = (app.server.address() as AddressInfo).port
@@ -235,10 +247,11 @@ describe('fastify: the equivalent cannot happen', () => {
   })
 
   test("a principal a host hook sets between the plugin's two steps is not the one decided on", async () => {
-    const answer = await get('/host/admin/page', p.adminToken)
+    // The host's hooks set root's principal after `onRequest` authenticated ops; `preHandler`
+    // decides on (and sets back) the principal its own `onRequest` authenticated.
+    expect((await get('/host/admin/root-only', p.opsToken)).status).toBe(404)
+    const answer = await get('/host/admin/root-only', p.adminToken)
     expect(answer.status).toBe(200)
-    // The host's hook overwrote `request.principal` after `onRequest`; `preHandler` decided on (and
-    // set back) the principal its own `onRequest` authenticated.
     expect(JSON.parse(answer.body)).toEqual({ caller: 'root' })
   })
 
