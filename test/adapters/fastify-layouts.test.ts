@@ -114,9 +114,10 @@ describe('Fastify plugin layouts', () => {
           )
         })
       })
-      expect(await answer(app, '/api/x')).toBe(401)
-      expect(await answer(app, '/api/x', fixture.tokens.bob)).toBe(200)
       for (const method of ['GET', 'HEAD'] as const) {
+        // The covered route, and its automatic HEAD.
+        expect(await answer(app, '/api/x', undefined, { method })).toBe(401)
+        expect(await answer(app, '/api/x', fixture.tokens.bob, { method })).toBe(200)
         expect(await answer(app, '/api/x', undefined, { method, headers })).toBe(503)
         expect(await answer(app, '/api/x', fixture.tokens.bob, { method, headers })).toBe(503)
       }
