@@ -177,7 +177,7 @@ describe('resolveForwarded with other trust functions', () => {
 
   // Issue 27: Hono's getConnInfo may give no address. An unknown peer vouches for nothing, even
   // when every peer is trusted: the headers are the connection's word, and it has none to give.
-  test('trusting every peer, a request without a peer address keeps the connection\'s answer', () => {
+  test("trusting every peer, a request without a peer address keeps the connection's answer", () => {
     const trust = vi.fn(compileTrustProxy(true))
     expect(
       resolveForwarded(trust, {
