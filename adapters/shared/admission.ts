@@ -1,8 +1,9 @@
 /**
  * The one admission sequence every adapter runs: credentials → authenticate → the body's
- * `access_token` → resolve → decide, with exactly one fail-closed catch, and the policy's hooks told
- * the outcome. An adapter only reads its framework's request into an {@link AdmissionRequest} and
- * writes the {@link Admission} back as its framework's response.
+ * `access_token` → resolve → decide, with exactly one fail-closed catch, and the outcome's event
+ * for the policy's hook. An adapter only reads its framework's request into an
+ * {@link AdmissionRequest}, writes the {@link Admission} back as its framework's response, and keeps
+ * what the policy admitted on the request ({@link keepAdmission}) to tell once the response is done.
  */
 import { type AuthenticationResult, extractBearerToken } from '../../src/authentication/authenticate.js'
 import type { ForwardedOrigin } from '../../src/authentication/trusted-proxies.js'
