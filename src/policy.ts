@@ -30,21 +30,27 @@ export interface AccessPolicyOptions {
   readonly now?: () => number
   /**
    * Told the final answer of every request an adapter authenticates or guards: the audit trail of
-   * who read what. Never given a token value; a hook that throws changes no answer.
+   * who read what: exactly one event per request a policy's adapter handled, told when the
+   * response is done, with the status sent. Never given a token value; a hook that throws (or an
+   * `async` one that rejects) changes no answer and is reported to `onError`.
    */
   readonly onDecision?: (event: DecisionEvent) => void
   /**
    * Told of every failure behind a 503 (and of background token-store failures that change no
-   * answer), with the very value thrown or rejected. A hook that throws changes no answer.
+   * answer), with the very value thrown or rejected. A hook that throws (or an `async` one that
+   * rejects) changes no answer; its failure is dropped.
    */
   readonly onError?: (error: unknown, context: ErrorContext) => void
 }
 
 /** One answer of an adapter, as {@link AccessPolicyOptions.onDecision} hears it. */
 export interface DecisionEvent {
-  /** True when the request goes on to the route's handler. */
+  /** True when the policy let the request go on (to the route's handler, or the host's next step). */
   readonly allowed: boolean
-  /** 200 for an allow; the denial's status otherwise. */
+  /**
+   * The status of the response actually sent: the denial's for a denial; for an allow, what the
+   * route (or the framework: a body it could not parse, say) answered.
+   */
   readonly status: number
   /** The denial's stable reason. */
   readonly code?: DenyCode
@@ -191,8 +197,10 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   )
 }
 
-// A hook is the host's code: whatever it throws must not change the answer, nor escape into the
-// request path. A throwing decision hook is itself reported; a throwing error hook is dropped.
+// A hook is the host's code: whatever it throws, or whatever its promise rejects with (an `async`
+// hook), must not change the answer, nor escape into the request path or the process (an unhandled
+// rejection ends a Node process). A failing decision hook is itself reported; a failing error hook
+// is dropped.
 function safeHooks(
   onDecision: AccessPolicyOptions['onDecision'],
   onError: AccessPolicyOptions['onError'],
@@ -200,20 +208,30 @@ function safeHooks(
   const error = (value: unknown, stage: ErrorContext['stage']): void => {
     if (onError === undefined) return
     try {
-      onError(value, { stage })
+      settleQuietly(onError(value, { stage }), IGNORE)
     } catch {
       // Nowhere left to report it without risking a loop.
     }
   }
   if (onDecision === undefined) return { error }
+  const reportDecisionHook = (thrown: unknown): void => error(thrown, 'adapter')
   const decision = (event: DecisionEvent): void => {
     try {
-      onDecision(event)
+      settleQuietly(onDecision(event), reportDecisionHook)
     } catch (thrown) {
-      error(thrown, 'adapter')
+      reportDecisionHook(thrown)
     }
   }
   return { decision, error }
+}
+
+// Nowhere left to report a failing error hook without risking a loop.
+const IGNORE = (): void => {}
+
+// A hook typed to return nothing may still return a promise (an `async` function): its rejection
+// goes to `failed`, never to the process. A thenable whose `then` throws is the hook's failure too.
+function settleQuietly(result: unknown, failed: (error: unknown) => void): void {
+  if (isThenable(result)) result.then(undefined, failed)
 }
 
 const HTTPS_REQUIRED: AuthenticationResult = Object.freeze({ ok: false, decision: deny('https_required') })

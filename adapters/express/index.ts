@@ -10,7 +10,6 @@ import { createExportMeter } from '../../src/decisions/export-meter.js'
 import type {
   AccessPolicy,
   Allow,
-  DecisionEvent,
   Deny,
   ForwardedOrigin,
   Operation,
@@ -18,7 +17,15 @@ import type {
   Resource,
 } from '../../src/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
-import { type AdmissionRequest, admit, tellDecision, whenAdmitted } from '../shared/admission.js'
+import {
+  type Admission,
+  type AdmissionRequest,
+  admit,
+  admittedRequests,
+  keepAdmission,
+  tellAtEnd,
+  whenAdmitted,
+} from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -30,9 +37,15 @@ import {
 } from '../shared/data-response.js'
 import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
-import { isEncrypted, pipeToNodeResponse, writeBody, writeDenial } from '../shared/node-response.js'
+import {
+  isEncrypted,
+  pipeToNodeResponse,
+  whenClosed,
+  writeBody,
+  writeDenial,
+} from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
-import { prepareRequest, readPrincipal, storeAccess } from './request-properties.js'
+import { prepareRequest, storeAccess } from './request-properties.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 
@@ -109,33 +122,34 @@ export interface ExpressAccessControl {
 export function accessControl(options: ExpressAccessControlOptions): ExpressAccessControl {
   const { policy } = options
   const sendDenial = (res: Response, decision: Deny): void => writeDenial(res, policy.render(decision))
-  // `authenticate`'s event waits for the response: a `require` on the same request tells the final one.
-  const held = new WeakMap<Request<unknown>, DecisionEvent>()
+  // What the policy admitted on each request, shared with every other instance of the same policy:
+  // the principal its later steps trust (never `req.principal`, which anyone may set), and the one
+  // event told when the response is done.
+  const admitted = admittedRequests(policy)
 
   // The body is whatever the app's parsers (`express.json`, `express.urlencoded`) made of it by now.
-  const reader = (req: Request<unknown>, direct: boolean) => (): AdmissionRequest => ({
+  const reader = (req: Request<unknown>) => (): AdmissionRequest => ({
     authorization: readAuthorizationValues(req),
     queryHasAccessToken: queryHasAccessToken(req.originalUrl),
     bodyHasAccessToken: () => bodyHasAccessToken(req.body),
     origin: requestOrigin(req),
-    principal: readPrincipal(req, direct),
+    principal: admitted.get(req)?.principal,
   })
+
+  const keep = (req: Request<unknown>, res: Response, admission: Admission, keepPrincipal: boolean) => {
+    const fresh = keepAdmission(admitted, req, admission, keepPrincipal)
+    if (fresh !== undefined) whenClosed(res, () => tellAtEnd(policy, fresh, res.statusCode))
+  }
 
   // Callback-style, not `async`: a request the policy answers synchronously costs no promise.
   const authenticate: RequestHandler = function authenticate(req, res, next) {
     const direct = prepareRequest(req)
     whenAdmitted(
-      admit(policy, reader(req, direct), undefined, 'denial'),
+      admit(policy, reader(req), undefined),
       (admission) => {
+        keep(req, res, admission, true)
         if (!admission.ok) return sendDenial(res, admission.decision)
         storeAccess(req, direct, admission.principal)
-        const event = admission.held
-        if (event !== undefined) {
-          held.set(req, event)
-          res.once('close', () => {
-            if (held.delete(req)) tellDecision(policy, event)
-          })
-        }
         next()
       },
       next,
@@ -151,7 +165,6 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return function requireAccess(req, res, next) {
         const direct = prepareRequest(req)
-        held.delete(req)
         const requirement = {
           operation,
           resolve: (principal: Principal) => {
@@ -160,8 +173,9 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
           },
         }
         whenAdmitted(
-          admit(policy, reader(req, direct), requirement, 'final'),
+          admit(policy, reader(req), requirement),
           (admission) => {
+            keep(req, res, admission, false)
             if (!admission.ok) return sendDenial(res, admission.decision)
             storeAccess(req, direct, admission.principal, admission.allow)
             next()

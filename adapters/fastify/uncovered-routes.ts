@@ -5,32 +5,28 @@ import type { AccessPolicy } from '../../src/index.js'
 import { policyHooks } from '../../src/policy.js'
 
 /**
- * The key of a route in the set of those the plugin covers.
- *
- * @example
- * routeKey('GET', '/api/v1/datasets/:owner/:name') // 'GET /api/v1/datasets/:owner/:name'
+ * The mark a plugin instance's `onRoute` hook leaves in the config of every route whose
+ * `config.access` it covers. Fastify copies a route's config (symbol keys included) into the
+ * route's context, so a request reads the mark of the very route that serves it: whatever selected
+ * that route (method, URL, a `host` or `version` constraint, a custom one), and its automatic HEAD
+ * route too, which goes through `onRoute` itself. A method and URL would tell apart none of those.
  */
-export function routeKey(method: string, url: string): string {
-  return `${method} ${url}`
-}
+export const COVERED: unique symbol = Symbol('data-access-policy.covered')
 
 /**
  * Registered inside an encapsulated plugin (an `/api` prefix layout, say), the plugin's hooks reach
  * only that plugin's routes: a route declared elsewhere with `config.access` would be served
  * unguarded. Fastify attaches an instance's hooks to its routes when it gets ready, so a hook on the
  * root instance reaches the routes declared there (and in plugins registered after this one), and
- * refuses those the plugin does not cover: 503, with a `ConfigError` naming the route and the fix
- * told to `onError`. Encapsulated instances inherit from their parent (`Object.create`), which is
- * how the root is found.
+ * refuses those that no instance of the plugin covers (no {@link COVERED} mark): 503, with a
+ * `ConfigError` naming the route and the fix told to `onError`. A route another instance covers (a
+ * sibling scope's) is that instance's to guard. Encapsulated instances inherit from their parent
+ * (`Object.create`), which is how the root is found.
  *
  * @example
- * guardUncoveredRoutes(fastify, policy, covered)
+ * guardUncoveredRoutes(fastify, policy)
  */
-export function guardUncoveredRoutes(
-  fastify: FastifyInstance,
-  policy: AccessPolicy,
-  covered: ReadonlySet<string>,
-): void {
+export function guardUncoveredRoutes(fastify: FastifyInstance, policy: AccessPolicy): void {
   let root: FastifyInstance = fastify
   for (;;) {
     const parent: unknown = Object.getPrototypeOf(root)
@@ -39,8 +35,8 @@ export function guardUncoveredRoutes(
   }
   if (root === fastify) return
   root.addHook('onRequest', async function refuseUncoveredRoute(request, reply) {
-    const access = request.routeOptions.config.access
-    if (access === undefined || covered.has(routeKey(request.method, request.routeOptions.url ?? ''))) return
+    const config = request.routeOptions.config as { access?: unknown; [COVERED]?: true }
+    if (config.access === undefined || config[COVERED] === true) return
     policyHooks(policy).error(
       new ConfigError(
         ['config', 'access'],

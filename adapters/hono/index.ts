@@ -12,7 +12,6 @@ import { createExportMeter } from '../../src/decisions/export-meter.js'
 import type {
   AccessPolicy,
   Allow,
-  DecisionEvent,
   Deny,
   ForwardedOrigin,
   Operation,
@@ -21,7 +20,14 @@ import type {
   TrustProxy,
 } from '../../src/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
-import { type Admission, type AdmissionRequest, admit, tellDecision } from '../shared/admission.js'
+import {
+  type Admission,
+  type AdmissionRequest,
+  admit,
+  admittedRequests,
+  keepAdmission,
+  tellAtEnd,
+} from '../shared/admission.js'
 import { type NodeHeaderSource, readAuthorizationValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
@@ -187,8 +193,10 @@ function parsedBodyHasAccessToken(kind: 'json' | 'form', text: string): boolean 
 export function accessControl(options: HonoAccessControlOptions): HonoAccessControl {
   const { policy, getConnInfo } = options
   const trust = compileTrustProxy(options.trustProxy)
-  // `authenticate`'s event waits for the rest of the chain: a `require` on it tells the final one.
-  const held = new WeakMap<Context, DecisionEvent>()
+  // What the policy admitted on each request, shared with every other instance of the same policy:
+  // the principal its later steps trust (never `c.get('principal')`, which anyone may set), and the
+  // one event told when the response is done.
+  const admitted = admittedRequests(policy)
 
   function requestOrigin(c: Context): ForwardedOrigin {
     return resolveForwarded(trust, {
@@ -209,24 +217,43 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     queryHasAccessToken: queryHasAccessToken(c.req.url),
     bodyHasAccessToken: () => bodyCarriesAccessToken(c),
     origin: requestOrigin(c),
-    principal: c.get('principal') as Principal | undefined,
+    principal: admitted.get(c)?.principal,
   })
+
+  // The first step of the policy on a request tells its event once the rest of the chain is done
+  // (or at once, when it answers the denial itself), with the status of the response then.
+  const proceed = (
+    c: Context<AccessEnv>,
+    next: () => Promise<void>,
+    admission: Admission,
+    keepPrincipal: boolean,
+  ): HandlerResult => {
+    const fresh = keepAdmission(admitted, c, admission, keepPrincipal)
+    if (!admission.ok) {
+      const denial = sendDenial(c, admission.decision)
+      if (fresh !== undefined) tellAtEnd(policy, fresh, denial.status)
+      return Promise.resolve(denial)
+    }
+    c.set('principal', admission.principal)
+    if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
+    if (fresh === undefined) return next()
+    return next().then(
+      () => tellAtEnd(policy, fresh, c.res.status),
+      (error: unknown) => {
+        // Hono answers an error its handler let escape with a 500.
+        tellAtEnd(policy, fresh, 500)
+        throw error
+      },
+    )
+  }
 
   return Object.freeze({
     authenticate: function authenticate(c, next) {
-      const proceed = (admission: Admission): HandlerResult => {
-        if (!admission.ok) return Promise.resolve(sendDenial(c, admission.decision))
-        c.set('principal', admission.principal)
-        const event = admission.held
-        if (event === undefined) return next()
-        held.set(c, event)
-        return next().finally(() => {
-          if (held.delete(c)) tellDecision(policy, event)
-        })
-      }
       // Not `async`: a request the policy answers synchronously costs no promise of its own.
-      const admission = admit(policy, reader(c), undefined, 'denial')
-      return admission instanceof Promise ? admission.then(proceed) : proceed(admission)
+      const admission = admit(policy, reader(c), undefined)
+      return admission instanceof Promise
+        ? admission.then((settled) => proceed(c, next, settled, true))
+        : proceed(c, next, admission, true)
     } satisfies MiddlewareHandler<AccessEnv>,
 
     require<P extends string = string>(
@@ -235,7 +262,6 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     ): MiddlewareHandler<AccessEnv, P> {
       checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
       return function requireAccess(c, next) {
-        held.delete(c)
         const requirement = {
           operation,
           resolve: (principal: Principal) => {
@@ -243,14 +269,10 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
             return resolve(c)
           },
         }
-        const proceed = (admission: Admission): HandlerResult => {
-          if (!admission.ok) return Promise.resolve(sendDenial(c, admission.decision))
-          c.set('principal', admission.principal)
-          if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
-          return next()
-        }
-        const admission = admit(policy, reader(c), requirement, 'final')
-        return admission instanceof Promise ? admission.then(proceed) : proceed(admission)
+        const admission = admit(policy, reader(c), requirement)
+        return admission instanceof Promise
+          ? admission.then((settled) => proceed(c, next, settled, false))
+          : proceed(c, next, admission, false)
       }
     },
 

@@ -1,8 +1,9 @@
 /**
  * The one admission sequence every adapter runs: credentials → authenticate → the body's
- * `access_token` → resolve → decide, with exactly one fail-closed catch, and the policy's hooks told
- * the outcome. An adapter only reads its framework's request into an {@link AdmissionRequest} and
- * writes the {@link Admission} back as its framework's response.
+ * `access_token` → resolve → decide, with exactly one fail-closed catch, and the outcome's event
+ * for the policy's hook. An adapter only reads its framework's request into an
+ * {@link AdmissionRequest}, writes the {@link Admission} back as its framework's response, and keeps
+ * what the policy admitted on the request ({@link keepAdmission}) to tell once the response is done.
  */
 import { type AuthenticationResult, extractBearerToken } from '../../src/authentication/authenticate.js'
 import type { ForwardedOrigin } from '../../src/authentication/trusted-proxies.js'
@@ -33,7 +34,11 @@ export interface AdmissionRequest {
   readonly bodyHasAccessToken: () => boolean | Promise<boolean>
   /** The client address and protocol, after the trusted proxies' headers. */
   readonly origin: ForwardedOrigin
-  /** The principal an earlier step authenticated on this request, if any. */
+  /**
+   * The principal this same policy authenticated earlier on this request ({@link Admitted}), if
+   * any: the adapter's own record, never what the request carries (`req.principal`,
+   * `c.get('principal')`), which the host or another policy may have set.
+   */
   readonly principal: Principal | undefined
   /**
    * Whether the `Authorization` header carries a token, where an earlier step that authenticated
@@ -52,23 +57,24 @@ export interface Requirement {
   readonly resolve: (principal: Principal) => Resource | undefined | Promise<Resource | undefined>
 }
 
-/** The outcome: go on with a principal (and the route's allow), or answer the denial. */
+/**
+ * The outcome: go on with a principal (and the route's allow), or answer the denial. With an
+ * `onDecision` hook, `event` is what to tell of it once the response is done ({@link keepAdmission}).
+ */
 export type Admission =
   | {
       readonly ok: true
       readonly principal: Principal
       readonly allow: Allow | undefined
-      /** With `telling: 'denial'` and an `onDecision` hook: the event to tell if no later step does. */
-      readonly held?: DecisionEvent
+      readonly event?: DecisionEvent
     }
   /** `principal`: who was refused, when authentication succeeded before the denial. */
-  | { readonly ok: false; readonly decision: Deny; readonly principal?: Principal }
-
-/**
- * When the outcome is told to `onDecision`: `final` always; `denial` only on a denial (a step
- * whose success a later step completes, like Fastify's `onRequest` before its `preHandler`).
- */
-export type Telling = 'final' | 'denial'
+  | {
+      readonly ok: false
+      readonly decision: Deny
+      readonly principal?: Principal
+      readonly event?: DecisionEvent
+    }
 
 // Stryker disable next-line ArrowFunction: equivalent because an `undefined` answer is as falsy as `false`
 const NO_BODY = (): boolean => false
@@ -82,23 +88,23 @@ const UNAVAILABLE: Admission = Object.freeze({ ok: false, decision: deny('servic
  * Runs the admission sequence for one request. Never rejects: anything that throws (a framework
  * read, a hook-free failure in the host's body reader) is a 503 reported to `onError`. Answers
  * synchronously when every step does (a memory store, a resolver that returns its resource), so
- * that an adapter can go on without a promise; otherwise a promise.
+ * that an adapter can go on without a promise; otherwise a promise. Tells `onDecision` nothing: the
+ * adapter keeps the admission's event until the response is done ({@link keepAdmission}).
  *
  * @example
- * const admission = await admit(policy, readRequest(req), { operation: 'dataset.metadata', resolve }, 'final')
+ * const admission = await admit(policy, readRequest(req), { operation: 'dataset.metadata', resolve })
  * if (!admission.ok) return sendDenial(res, admission.decision)
  */
 export function admit(
   policy: AccessPolicy,
   read: () => AdmissionRequest,
   requirement: Requirement | undefined,
-  telling: Telling,
 ): Admission | Promise<Admission> {
   const steps = policySteps(policy)
   let request: AdmissionRequest | undefined
   const failed = (error: unknown): Admission => {
     steps.hooks.error(error, 'adapter')
-    return tell(steps.hooks, UNAVAILABLE, request, requirement, telling)
+    return withEvent(steps.hooks, UNAVAILABLE, request, requirement)
   }
   let admission: Admission | Promise<Admission>
   try {
@@ -111,24 +117,21 @@ export function admit(
   }
   if (admission instanceof Promise) {
     const read = request
-    return admission.then((settled) => tell(steps.hooks, settled, read, requirement, telling), failed)
+    return admission.then((settled) => withEvent(steps.hooks, settled, read, requirement), failed)
   }
-  return tell(steps.hooks, admission, request, requirement, telling)
+  return withEvent(steps.hooks, admission, request, requirement)
 }
 
-// Tells `onDecision` the outcome (or holds it for a later step to tell), and returns it.
-function tell(
+// With an `onDecision` hook, the admission with the event to tell of it; as it is otherwise, so
+// that no event is built for nobody.
+function withEvent(
   hooks: PolicyHooks,
   admission: Admission,
   request: AdmissionRequest | undefined,
   requirement: Requirement | undefined,
-  telling: Telling,
 ): Admission {
   if (hooks.decision === undefined) return admission
-  const event = decisionEvent(admission, request?.origin, requirement?.operation)
-  if (telling === 'final' || !admission.ok) hooks.decision(event)
-  else return { ...admission, held: event }
-  return admission
+  return { ...admission, event: decisionEvent(admission, request?.origin, requirement?.operation) }
 }
 
 function run(
@@ -200,7 +203,7 @@ function authorized(
  * cost no promise on a request the policy answers synchronously.
  *
  * @example
- * whenAdmitted(admit(policy, read, requirement, 'final'), (admission) => { … next() }, next)
+ * whenAdmitted(admit(policy, read, requirement), (admission) => { … next() }, next)
  */
 export function whenAdmitted(
   admission: Admission | Promise<Admission>,
@@ -258,12 +261,76 @@ function decisionEvent(
 }
 
 /**
- * Tells `onDecision` an event an adapter held back (an `authenticate` step whose request no guard
- * completed).
+ * What one policy admitted on one request: the principal it authenticated there (which its later
+ * steps on the request trust, and nothing else does), and the event to tell when the response is
+ * done. Adapters keep one per policy and request, in {@link admittedRequests} or a field of their
+ * own request object.
+ */
+export interface Admitted {
+  principal: Principal | undefined
+  event: DecisionEvent | undefined
+}
+
+const admittedByPolicy = new WeakMap<AccessPolicy, WeakMap<object, Admitted>>()
+
+/**
+ * The entries of a policy's admissions, by request object: one map per policy, shared by every
+ * adapter instance bound to it, so that two instances of one policy authenticate and tell once,
+ * and an instance of another policy sees none of them. Looked up once per adapter instance.
  *
  * @example
- * tellDecision(policy, heldEvent)
+ * const admitted = admittedRequests(policy)
+ * admit(policy, () => ({ …, principal: admitted.get(req)?.principal }), requirement)
  */
-export function tellDecision(policy: AccessPolicy, event: DecisionEvent): void {
-  policyHooks(policy).decision?.(event)
+export function admittedRequests(policy: AccessPolicy): WeakMap<object, Admitted> {
+  let entries = admittedByPolicy.get(policy)
+  if (entries === undefined) {
+    entries = new WeakMap()
+    admittedByPolicy.set(policy, entries)
+  }
+  return entries
+}
+
+/**
+ * Keeps an admission on the request's entry: its principal when it succeeded (for the policy's
+ * later steps on the request), and its event, which replaces an earlier step's: the request is told
+ * once, as its last step saw it. Answers the entry when it is new and has an event to tell: the
+ * adapter then calls {@link tellAtEnd} when the response is done. `keepPrincipal` false spares a new
+ * entry that would hold only a principal no later step asks for (a route's last guard).
+ *
+ * @example
+ * const fresh = keepAdmission(admitted, req, admission, true)
+ * if (fresh !== undefined) res.once('close', () => tellAtEnd(policy, fresh, res.statusCode))
+ */
+export function keepAdmission(
+  entries: WeakMap<object, Admitted>,
+  key: object,
+  admission: Admission,
+  keepPrincipal: boolean,
+): Admitted | undefined {
+  const principal = admission.ok ? admission.principal : undefined
+  const entry = entries.get(key)
+  if (entry !== undefined) {
+    if (principal !== undefined) entry.principal = principal
+    entry.event = admission.event
+    return undefined
+  }
+  if (admission.event === undefined && !(keepPrincipal && principal !== undefined)) return undefined
+  const fresh: Admitted = { principal, event: admission.event }
+  entries.set(key, fresh)
+  return fresh.event === undefined ? undefined : fresh
+}
+
+/**
+ * Tells `onDecision` the entry's event, with the status the response was sent with, once: the
+ * entry forgets it.
+ *
+ * @example
+ * res.once('close', () => tellAtEnd(policy, entry, res.statusCode))
+ */
+export function tellAtEnd(policy: AccessPolicy, entry: Admitted, status: number): void {
+  const event = entry.event
+  if (event === undefined) return
+  entry.event = undefined
+  policyHooks(policy).decision?.(event.status === status ? event : { ...event, status })
 }

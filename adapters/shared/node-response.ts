@@ -13,6 +13,19 @@ export function isEncrypted(socket: object): boolean {
 }
 
 /**
+ * Runs `then` once the response is done: on its `close`, which follows `finish` and also ends a
+ * response the client abandoned or the server broke off; at once when it is closed already (a client
+ * that went away while the policy waited for its store).
+ *
+ * @example
+ * whenClosed(res, () => tellAtEnd(policy, entry, res.statusCode))
+ */
+export function whenClosed(res: ServerResponse, then: () => void): void {
+  if (res.destroyed) then()
+  else res.once('close', then)
+}
+
+/**
  * Writes a rendered denial to a Node response, byte for byte as the policy rendered it. A response
  * that has already started cannot change its status: it is broken off instead.
  *

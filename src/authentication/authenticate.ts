@@ -101,7 +101,7 @@ function createPrincipal(record: TokenRecord): Principal {
 }
 
 function isRecordFor(value: unknown, hash: string): value is TokenRecord {
-  // Stryker disable next-line ConditionalExpression: equivalent because a primitive has no `hash` equal to the one asked for
+  // A function is refused too, whatever fields it carries: a record is plain data.
   if (typeof value !== 'object' || value === null) return false
   const record = value as Partial<TokenRecord>
   return (

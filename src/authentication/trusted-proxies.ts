@@ -89,7 +89,7 @@ function compileTrustedList(rules: readonly string[], option: ConfigPath): Allow
   try {
     return compileAllowList(rules, option)
   } catch (error) {
-    // Stryker disable next-line ConditionalExpression: equivalent because compileAllowList, pure over validated strings, throws nothing but ConfigError
+    // Stryker disable next-line ConditionalExpression: equivalent because compileAllowList's one throw is a ConfigError (tryCompileAllowList, which it calls, reports bad rules and never throws)
     if (error instanceof ConfigError) throw new ConfigError(option, error.detail, { cause: error })
     throw error
   }
@@ -136,7 +136,8 @@ export function resolveForwarded(
   if (forwardedFor === undefined && forwardedProto === undefined) {
     return { clientAddress: peer, protocol: request.directProtocol }
   }
-  // Stryker disable next-line ConditionalExpression: equivalent for the compiled trust functions, which trust no missing address; the check spares the call
+  // A peer without an address (Hono's getConnInfo may give none) vouches for nothing, even under
+  // `trustProxy: true`: the headers stand for the connection, which cannot be placed.
   if (peer === undefined || !trust(peer, 0)) return { clientAddress: peer, protocol: request.directProtocol }
   const protocol = forwardedProto ? forwardedProtocol(forwardedProto) : request.directProtocol
   if (forwardedFor === undefined) return { clientAddress: peer, protocol }

@@ -31,21 +31,19 @@ function bit(scope: Scope): number {
 }
 
 // Within a family a wider scope grants everything the narrower ones do (platform endpoints accept
-// "one of data.data, data.edit"); nothing implies across families.
-const IMPLIES: Readonly<Record<Scope, readonly Scope[]>> = {
-  // Stryker disable next-line ArrayDeclaration: equivalent because a name outside SCOPES has no bit, so it adds nothing to the mask
-  public: [],
-  // Stryker disable next-line ArrayDeclaration: equivalent because a name outside SCOPES has no bit, so it adds nothing to the mask
-  'data.overview': [],
-  'data.metadata': ['data.overview'],
-  'data.data': ['data.metadata', 'data.overview'],
-  'data.edit': ['data.data', 'data.metadata', 'data.overview'],
-  // Stryker disable next-line ArrayDeclaration: equivalent because a name outside SCOPES has no bit, so it adds nothing to the mask
-  'wokflow.read': [],
-  'workflow.write': ['wokflow.read'],
-  'organization.read': [],
-  'organization.write': ['organization.read'],
-}
+// "one of data.data, data.edit"); nothing implies across families. Frozen, lists and record alike:
+// `impliedScopes` hands these very arrays out, and a caller's push must not grant anyone anything.
+const IMPLIES: Readonly<Record<Scope, readonly Scope[]>> = Object.freeze({
+  public: Object.freeze([]),
+  'data.overview': Object.freeze([]),
+  'data.metadata': Object.freeze(['data.overview']),
+  'data.data': Object.freeze(['data.metadata', 'data.overview']),
+  'data.edit': Object.freeze(['data.data', 'data.metadata', 'data.overview']),
+  'wokflow.read': Object.freeze([]),
+  'workflow.write': Object.freeze(['wokflow.read']),
+  'organization.read': Object.freeze([]),
+  'organization.write': Object.freeze(['organization.read']),
+} satisfies Record<Scope, readonly Scope[]>)
 
 // Each family's scopes, ranked like the levels they grant (index 0 is the level `none`).
 const DATASET_FAMILY: readonly Scope[] = ['data.overview', 'data.metadata', 'data.data', 'data.edit']
@@ -211,7 +209,12 @@ export function formatScopes(scopes: ScopeSet): string {
   return scopes.toString()
 }
 
-/** The scopes that `scope` implies within its family, itself excluded. */
+/**
+ * The scopes that `scope` implies within its family, itself excluded: a frozen list, shared.
+ *
+ * @example
+ * impliedScopes('data.data') // ['data.metadata', 'data.overview']
+ */
 export function impliedScopes(scope: Scope): readonly Scope[] {
   return IMPLIES[scope]
 }

@@ -2,10 +2,13 @@ import { describe, expect, test, vi } from 'vitest'
 import {
   type Admission,
   type AdmissionRequest,
+  type Admitted,
   accessTokenParameterDenial,
   admit,
+  admittedRequests,
   BODY_NOT_YET_PARSED,
-  tellDecision,
+  keepAdmission,
+  tellAtEnd,
   whenAdmitted,
 } from '../../adapters/shared/admission.js'
 import {
@@ -13,6 +16,7 @@ import {
   compileExportRestrictions,
   createAccessPolicy,
   type DecisionEvent,
+  deny,
   type ErrorContext,
 } from '../../src/index.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
@@ -47,20 +51,27 @@ const OPEN = {
 }
 
 describe('admit: the one admission sequence', () => {
-  test('an allow carries the principal and the route allow, and is told once', async () => {
+  test('an allow carries the principal, the route allow and its event, told to nobody yet', async () => {
     const { policy, events, request, tokenId } = await setup()
-    const admission = await admit(policy, () => request(), OPEN, 'final')
+    const admission = await admit(policy, () => request(), OPEN)
     expect(admission).toMatchObject({ ok: true, principal: { userId: 'alice' }, allow: { allowed: true } })
-    expect(events).toEqual([
-      {
-        allowed: true,
-        status: 200,
-        operation: 'dataset.metadata',
-        userId: 'alice',
-        tokenId,
-        clientAddress: '127.0.0.1',
-      },
-    ])
+    expect(admission.event).toEqual({
+      allowed: true,
+      status: 200,
+      operation: 'dataset.metadata',
+      userId: 'alice',
+      tokenId,
+      clientAddress: '127.0.0.1',
+    })
+    expect(events).toEqual([])
+  })
+
+  test('without an onDecision hook no event is built', async () => {
+    const { policy, request } = await setup()
+    const silent = createAccessPolicy({ tokens: policy.tokens, now: () => 1000 })
+    const allowed = await admit(silent, () => request(), OPEN)
+    const denied = await admit(silent, () => request({ authorization: [] }), OPEN)
+    expect([Object.hasOwn(allowed, 'event'), Object.hasOwn(denied, 'event')]).toEqual([false, false])
   })
 
   test('a request that cannot even be read is a 503 told to onError at stage adapter', async () => {
@@ -72,18 +83,18 @@ describe('admit: the one admission sequence', () => {
         throw broken
       },
       OPEN,
-      'final',
     )
     expect(admission).toMatchObject({ ok: false, decision: { status: 503, code: 'service_unavailable' } })
     expect(errors).toEqual([[broken, { stage: 'adapter' }]])
-    expect(events).toEqual([{ allowed: false, status: 503, code: 'service_unavailable' }])
+    expect(admission.event).toEqual({ allowed: false, status: 503, code: 'service_unavailable' })
+    expect(events).toEqual([])
   })
 
   test('a body reader that throws is a 503, never an allow', async () => {
     const { policy, errors, request } = await setup()
     const broken = new Error('the body parser threw')
     const bodyHasAccessToken = () => Promise.reject(broken)
-    const admission = await admit(policy, () => request({ bodyHasAccessToken }), OPEN, 'final')
+    const admission = await admit(policy, () => request({ bodyHasAccessToken }), OPEN)
     expect(admission).toMatchObject({ ok: false, decision: { status: 503 } })
     expect(errors).toEqual([[broken, { stage: 'adapter' }]])
   })
@@ -91,40 +102,41 @@ describe('admit: the one admission sequence', () => {
   test('the body is read only when a token is in the header', async () => {
     const { policy, request } = await setup()
     const bodyHasAccessToken = vi.fn(() => true)
-    const anonymous = await admit(
-      policy,
-      () => request({ authorization: [], bodyHasAccessToken }),
-      OPEN,
-      'final',
-    )
+    const anonymous = await admit(policy, () => request({ authorization: [], bodyHasAccessToken }), OPEN)
     expect(anonymous).toMatchObject({ ok: false, decision: { status: 401 } })
     expect(bodyHasAccessToken).not.toHaveBeenCalled()
-    const twice = await admit(policy, () => request({ bodyHasAccessToken }), OPEN, 'final')
+    const twice = await admit(policy, () => request({ bodyHasAccessToken }), OPEN)
     expect(twice).toMatchObject({ ok: false, decision: { status: 400, code: 'invalid_request' } })
     expect(bodyHasAccessToken).toHaveBeenCalledOnce()
   })
 
-  test("'denial' telling holds an allow's event back for the adapter, and tells a denial at once", async () => {
-    const { policy, events, request } = await setup()
-    const admitted = await admit(policy, () => request(), undefined, 'denial')
+  test('a denial carries its event, and who was refused once authenticated', async () => {
+    const { policy, events, request, tokenId } = await setup()
+    const missing = await admit(policy, () => request({ authorization: [] }), undefined)
+    expect(missing.event).toEqual({
+      allowed: false,
+      status: 401,
+      code: 'missing_token',
+      clientAddress: '127.0.0.1',
+    })
+    const gone = await admit(policy, () => request(), { ...OPEN, resolve: () => undefined })
+    expect(gone.event).toEqual({
+      allowed: false,
+      status: 404,
+      code: 'not_found',
+      operation: 'dataset.metadata',
+      userId: 'alice',
+      tokenId,
+      clientAddress: '127.0.0.1',
+    })
     expect(events).toEqual([])
-    expect(admitted).toMatchObject({ ok: true, held: { allowed: true, status: 200, userId: 'alice' } })
-    await admit(policy, () => request({ authorization: [] }), undefined, 'denial')
-    expect(events).toEqual([
-      { allowed: false, status: 401, code: 'missing_token', clientAddress: '127.0.0.1' },
-    ])
   })
 
   test('a principal authenticated by an earlier step is not authenticated again', async () => {
     const { policy, request } = await setup()
-    const first = await admit(policy, () => request(), undefined, 'final')
+    const first = await admit(policy, () => request(), undefined)
     if (!first.ok) throw new Error('expected an allow')
-    const again = await admit(
-      policy,
-      () => request({ authorization: [], principal: first.principal }),
-      OPEN,
-      'final',
-    )
+    const again = await admit(policy, () => request({ authorization: [], principal: first.principal }), OPEN)
     expect(again).toMatchObject({ ok: true, principal: first.principal })
   })
 
@@ -136,21 +148,15 @@ describe('admit: the one admission sequence', () => {
 
   test('a principal from an earlier step with a token still in the header is refused for a body token', async () => {
     const { policy, request } = await setup()
-    const first = await admit(policy, () => request(), undefined, 'final')
+    const first = await admit(policy, () => request(), undefined)
     if (!first.ok) throw new Error('expected an allow')
     const bodyHasAccessToken = vi.fn(() => true)
-    const twice = await admit(
-      policy,
-      () => request({ principal: first.principal, bodyHasAccessToken }),
-      OPEN,
-      'final',
-    )
+    const twice = await admit(policy, () => request({ principal: first.principal, bodyHasAccessToken }), OPEN)
     expect(twice).toMatchObject({ ok: false, decision: { status: 400, code: 'invalid_request' } })
     const headerless = await admit(
       policy,
       () => request({ authorization: [], principal: first.principal, bodyHasAccessToken }),
       OPEN,
-      'final',
     )
     expect(headerless).toMatchObject({ ok: true })
     expect(bodyHasAccessToken).toHaveBeenCalledOnce()
@@ -164,7 +170,7 @@ describe('admit: the one admission sequence', () => {
     'an earlier step that says tokenInHeader: %s is taken at its word: the header is not parsed again',
     async (tokenInHeader, authorization, expected, bodyReads) => {
       const { policy, request } = await setup()
-      const first = await admit(policy, () => request(), undefined, 'final')
+      const first = await admit(policy, () => request(), undefined)
       if (!first.ok) throw new Error('expected an allow')
       const bodyHasAccessToken = vi.fn(() => true)
       const read = () =>
@@ -174,7 +180,7 @@ describe('admit: the one admission sequence', () => {
           bodyHasAccessToken,
           ...(authorization === undefined ? {} : { authorization }),
         })
-      expect(await admit(policy, read, OPEN, 'final')).toMatchObject(expected)
+      expect(await admit(policy, read, OPEN)).toMatchObject(expected)
       expect(bodyHasAccessToken).toHaveBeenCalledTimes(bodyReads)
     },
   )
@@ -190,7 +196,7 @@ describe('admit: the one admission sequence', () => {
       origin: { clientAddress: '127.0.0.1', protocol: 'http' },
       principal: undefined,
     })
-    expect(await admit(policy, read, OPEN, 'final')).toMatchObject({
+    expect(await admit(policy, read, OPEN)).toMatchObject({
       ok: true,
       principal: { kind: 'anonymous' },
     })
@@ -201,10 +207,10 @@ describe('admit: the one admission sequence', () => {
 describe('admit: synchronous when every step is', () => {
   test('a memory store and a resolver that returns its resource answer without a promise', async () => {
     const { policy, request } = await setup()
-    const admission = admit(policy, () => request(), OPEN, 'final')
+    const admission = admit(policy, () => request(), OPEN)
     expect(admission).not.toBeInstanceOf(Promise)
     expect(admission).toMatchObject({ ok: true, allow: { allowed: true } })
-    const denied = admit(policy, () => request({ authorization: ['Bearer dap_nope'] }), OPEN, 'final')
+    const denied = admit(policy, () => request({ authorization: ['Bearer dap_nope'] }), OPEN)
     expect(denied).toMatchObject({ ok: false, decision: { status: 401 } })
   })
 
@@ -227,7 +233,7 @@ describe('admit: synchronous when every step is', () => {
         : policy
     const requirement = slow === 'resolver' ? { ...OPEN, resolve: () => later(OPEN.resolve()) } : OPEN
     const read = () => request(slow === 'body' ? { bodyHasAccessToken: () => later(true) } : {})
-    const admission = admit(slowPolicy, read, requirement, 'final')
+    const admission = admit(slowPolicy, read, requirement)
     expect(admission).toBeInstanceOf(Promise)
     expect(await admission).toMatchObject(
       slow === 'body' ? { ok: false, decision: { status: 400 } } : { ok: true, allow: { allowed: true } },
@@ -244,11 +250,11 @@ describe('admit: synchronous when every step is', () => {
       },
     }
     const rejecting = { ...OPEN, resolve: () => Promise.reject(broken) }
-    expect(admit(policy, () => request(), throwing, 'final')).toMatchObject({
+    expect(admit(policy, () => request(), throwing)).toMatchObject({
       ok: false,
       decision: { status: 503 },
     })
-    expect(await admit(policy, () => request(), rejecting, 'final')).toMatchObject({
+    expect(await admit(policy, () => request(), rejecting)).toMatchObject({
       ok: false,
       decision: { status: 503 },
     })
@@ -263,7 +269,7 @@ describe('admit: synchronous when every step is', () => {
     // biome-ignore lint/suspicious/noThenProperty: the point of the test is a thenable that is not a Promise
     const thenable = { then: (resolve: (value: unknown) => void) => resolve(OPEN.resolve()) }
     const requirement = { ...OPEN, resolve: () => thenable as unknown as ReturnType<typeof OPEN.resolve> }
-    expect(await admit(policy, () => request(), requirement, 'final')).toMatchObject({ ok: true })
+    expect(await admit(policy, () => request(), requirement)).toMatchObject({ ok: true })
   })
 
   test('a policy-shaped object not made by createAccessPolicy runs through its public methods', async () => {
@@ -271,9 +277,9 @@ describe('admit: synchronous when every step is', () => {
     const authenticate = vi.fn(policy.authenticate)
     const guard = vi.fn(policy.guard)
     const wrapped: AccessPolicy = { ...policy, authenticate, guard }
-    expect(await admit(wrapped, () => request(), OPEN, 'final')).toMatchObject({ ok: true })
+    expect(await admit(wrapped, () => request(), OPEN)).toMatchObject({ ok: true })
     const missing = { ...OPEN, resolve: () => undefined }
-    expect(await admit(wrapped, () => request(), missing, 'final')).toMatchObject({
+    expect(await admit(wrapped, () => request(), missing)).toMatchObject({
       ok: false,
       decision: { status: 404 },
     })
@@ -349,35 +355,104 @@ describe('admit: what the decision and the hooks are given', () => {
       policy,
       () => request({ origin: { clientAddress, protocol: 'https' } }),
       RESTRICTED,
-      'final',
     )
     expect(admission).toMatchObject(expected)
   })
 
   test('before the body is parsed, a token in the header is not refused for a body it cannot see', async () => {
     const { policy, request } = await setup()
-    const admission = await admit(
-      policy,
-      () => request({ bodyHasAccessToken: BODY_NOT_YET_PARSED }),
-      OPEN,
-      'final',
-    )
+    const admission = await admit(policy, () => request({ bodyHasAccessToken: BODY_NOT_YET_PARSED }), OPEN)
     expect(admission).toMatchObject({ ok: true })
   })
 
   test('an authentication without a route names no operation', async () => {
-    const { policy, events, request } = await setup()
-    await admit(policy, () => request(), undefined, 'final')
+    const { policy, request } = await setup()
+    const admission = await admit(policy, () => request(), undefined)
+    expect(admission.event).toBeDefined()
+    expect(Object.hasOwn(admission.event!, 'operation')).toBe(false)
+  })
+})
+
+describe('keepAdmission and tellAtEnd: one event per policy and request, with the status sent', () => {
+  const event = (status: number, allowed = status < 400): DecisionEvent => ({ allowed, status })
+  const principal = { kind: 'anonymous' } as never
+  const allowed = (told?: DecisionEvent): Admission =>
+    told === undefined
+      ? { ok: true, principal, allow: undefined }
+      : { ok: true, principal, allow: undefined, event: told }
+
+  test('a first admission with an event makes an entry for the adapter to tell at the end', async () => {
+    const { policy, events } = await setup()
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), false)
+    expect(fresh).toEqual({ principal, event: event(200) })
+    expect(entries.get(request)).toBe(fresh)
+    tellAtEnd(policy, fresh!, 404)
+    expect(events).toEqual([{ allowed: true, status: 404 }])
+    tellAtEnd(policy, fresh!, 500)
     expect(events).toHaveLength(1)
-    expect(Object.hasOwn(events[0]!, 'operation')).toBe(false)
   })
 
-  test('tellDecision tells the policy hook, and nothing without one', async () => {
+  test('a later step replaces the event and keeps the entry: the adapter tells once', async () => {
     const { policy, events } = await setup()
-    const event: DecisionEvent = { allowed: true, status: 200, userId: 'alice' }
-    tellDecision(policy, event)
-    expect(events).toEqual([event])
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    const refused: Admission = { ok: false, decision: deny('not_found'), event: event(404) }
+    expect(keepAdmission(entries, request, refused, false)).toBeUndefined()
+    expect(fresh).toEqual({ principal, event: event(404) })
+    tellAtEnd(policy, fresh, 404)
+    expect(events).toEqual([event(404)])
+  })
+
+  test('a later success replaces the principal; a denial keeps it', () => {
+    const entries = new WeakMap<object, Admitted>()
+    const request = {}
+    const other = { kind: 'token', userId: 'bob' } as never
+    keepAdmission(entries, request, allowed(), true)
+    keepAdmission(entries, request, { ok: true, principal: other, allow: undefined }, false)
+    expect(entries.get(request)?.principal).toBe(other)
+    keepAdmission(entries, request, { ok: false, decision: deny('not_found'), principal }, false)
+    expect(entries.get(request)).toEqual({ principal: other, event: undefined })
+  })
+
+  test.each([
+    ['a principal asked to be kept', allowed(), true, { principal, event: undefined }],
+    ['a principal no later step asks for', allowed(), false, undefined],
+    [
+      'a denial without an event',
+      { ok: false, decision: deny('missing_token') } as Admission,
+      true,
+      undefined,
+    ],
+    [
+      'a denial with an event',
+      { ok: false, decision: deny('missing_token'), event: event(401) } as Admission,
+      false,
+      { principal: undefined, event: event(401) },
+    ],
+  ])('without an entry, %s', (_name, admission, keepPrincipal, stored) => {
+    const entries = new WeakMap<object, Admitted>()
+    const request = {}
+    const fresh = keepAdmission(entries, request, admission, keepPrincipal)
+    expect(entries.get(request)).toEqual(stored)
+    expect(fresh).toBe(stored?.event === undefined ? undefined : entries.get(request))
+  })
+
+  test('each policy has its own entries, shared by every adapter instance of that policy', async () => {
+    const { policy } = await setup()
+    const other = createAccessPolicy({ tokens: new MemoryTokenStore() })
+    expect(admittedRequests(policy)).toBe(admittedRequests(policy))
+    expect(admittedRequests(other)).not.toBe(admittedRequests(policy))
+  })
+
+  test('tellAtEnd tells nothing for a policy without a hook, and the very event when the status agrees', async () => {
+    const { policy, events } = await setup()
+    const told = event(200)
+    tellAtEnd(policy, { principal: undefined, event: told }, 200)
+    expect(events[0]).toBe(told)
     const silent = createAccessPolicy({ tokens: new MemoryTokenStore() })
-    expect(() => tellDecision(silent, event)).not.toThrow()
+    expect(() => tellAtEnd(silent, { principal: undefined, event: told }, 200)).not.toThrow()
   })
 })

@@ -91,10 +91,13 @@ describe('Express request properties', () => {
     for (const [user, body] of answers) expect(body.principal).toBe(user)
   })
 
-  test('keep a principal the host set before the guard', async () => {
-    const response = await get('/session/carol/metadata')
+  // Issue 27: a principal the host set is not the policy's: the guard authenticates the request
+  // itself, and its own principal replaces the host's.
+  test('a principal the host set before the guard is not trusted, and is replaced', async () => {
+    expect((await get('/session/carol/metadata')).status).toBe(401)
+    const response = await get('/session/alice/metadata', tokens.alice)
     expect(response.status).toBe(200)
-    expect(await response.json()).toEqual({ principal: 'carol', decision: 'dataset.metadata' })
+    expect(await response.json()).toEqual({ principal: 'alice', decision: 'dataset.metadata' })
   })
 
   test('are unset on a request no guard touched', async () => {

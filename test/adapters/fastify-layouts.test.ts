@@ -11,10 +11,16 @@ const ACCESS = (fixture: Fixture) => ({
   resource: (request: FastifyRequest) => fixture.describe('acme', 'members', request.principal),
 })
 
-async function answer(app: FastifyInstance, url: string, token?: string) {
+async function answer(
+  app: FastifyInstance,
+  url: string,
+  token?: string,
+  extra: { method?: 'GET' | 'HEAD'; headers?: Record<string, string> } = {},
+) {
   const response = await app.inject({
+    method: extra.method ?? 'GET',
     url,
-    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    headers: { ...extra.headers, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
   })
   return response.statusCode
 }
@@ -85,6 +91,65 @@ describe('Fastify plugin layouts', () => {
       })
     })
     expect(await answer(app, '/sibling', fixture.tokens.bob)).toBe(503)
+    await app.close()
+  })
+
+  // Issue 27, finding 2: a route is told apart by everything that selects it, not by method and URL.
+  test.each([
+    ['a host constraint', { host: 'other.example' }, { host: 'other.example' }],
+    ['a version constraint', { version: '2.0.0' }, { 'accept-version': '2.0.0' }],
+  ] as const)(
+    'a sibling route that differs from a covered one only by %s is refused, HEAD too',
+    async (_name, constraints, headers) => {
+      const { app, fixture } = await layout((app, fixture) => {
+        app.register(async (api) => {
+          await api.register(accessControl, { policy: fixture.policy })
+          api.get('/api/x', { config: { access: ACCESS(fixture) } }, async () => 'guarded')
+        })
+        app.register(async (other) => {
+          other.get(
+            '/api/x',
+            { constraints, config: { access: ACCESS(fixture) } },
+            async () => 'served unguarded',
+          )
+        })
+      })
+      for (const method of ['GET', 'HEAD'] as const) {
+        // The covered route, and its automatic HEAD.
+        expect(await answer(app, '/api/x', undefined, { method })).toBe(401)
+        expect(await answer(app, '/api/x', fixture.tokens.bob, { method })).toBe(200)
+        expect(await answer(app, '/api/x', undefined, { method, headers })).toBe(503)
+        expect(await answer(app, '/api/x', fixture.tokens.bob, { method, headers })).toBe(503)
+      }
+      await app.close()
+    },
+  )
+
+  test('sibling plugin instances each guard their own routes, with their own policy', async () => {
+    const other = await createFixture()
+    const { app, fixture } = await layout((app, fixture) => {
+      app.register(async (first) => {
+        await first.register(accessControl, { policy: fixture.policy })
+        first.get('/first', { config: { access: ACCESS(fixture) } }, async () => 'first')
+      })
+      app.register(async (second) => {
+        await second.register(accessControl, { policy: other.policy })
+        second.get('/second', { config: { access: {} } }, async () => 'second')
+        // The first scope's URL, told apart by its host.
+        const byHost = { constraints: { host: 'second.example' }, config: { access: {} } }
+        second.get('/first', byHost, async () => 'second')
+      })
+    })
+    const secondHost = { headers: { host: 'second.example' } }
+    expect(await answer(app, '/first', fixture.tokens.bob)).toBe(200)
+    expect(await answer(app, '/first')).toBe(401)
+    expect(await answer(app, '/second', other.tokens.bob)).toBe(200)
+    expect(await answer(app, '/second')).toBe(401)
+    expect(await answer(app, '/first', other.tokens.bob, secondHost)).toBe(200)
+    // Each policy knows its own tokens only.
+    expect(await answer(app, '/second', fixture.tokens.bob)).toBe(401)
+    expect(await answer(app, '/first', fixture.tokens.bob, secondHost)).toBe(401)
+    expect(await answer(app, '/first', other.tokens.bob)).toBe(401)
     await app.close()
   })
 })

@@ -180,3 +180,37 @@ describe('Hono adapter: the protocol is the connection’s, not the request targ
     }
   })
 })
+
+// Issue 27, finding 11: a getConnInfo that gives no address (a runtime without one) leaves the peer
+// unknown, and an unknown peer vouches for nothing even under `trustProxy: true`: its forwarding
+// headers neither choose the client address nor make plain HTTP https.
+describe('Hono adapter: a peer without an address', () => {
+  test('its X-Forwarded-For and X-Forwarded-Proto count for nothing, even trusting every peer', async () => {
+    const tokens = await storeWithToken()
+    const access = accessControl({
+      policy: createAccessPolicy({ tokens: tokens.store }),
+      getConnInfo: () => ({ remote: {} }),
+      trustProxy: true,
+    })
+    const hono = new Hono<AccessEnv>()
+    hono.get('/open', access.require('dataset.overview', open), (c) => c.text('served'))
+    hono.get('/origin', (c) => c.json(access.requestOrigin(c)))
+    const { port, close } = await listening(
+      serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' }) as import('node:http').Server,
+    )
+    try {
+      const headers = { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' }
+      const origin = await sendRaw(port, { path: '/origin', headers })
+      expect(JSON.parse(origin.body)).toEqual({ protocol: 'http' })
+      const answer = await sendRaw(port, {
+        path: '/open',
+        headers: { ...headers, authorization: `Bearer ${tokens.token}` },
+      })
+      // Plain HTTP from a client that is not known to be loopback.
+      expect(answer.status).toBe(403)
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'https_required' } })
+    } finally {
+      await close()
+    }
+  })
+})

@@ -232,6 +232,12 @@ describe('a store answer is trusted only when it is the record of the hash looke
     ['a number', () => 42],
     ['null', () => null],
     ['true', () => true],
+    // Issue 27: a function is an object to everything but `typeof`; with the record's fields it
+    // must still be refused, not taken for the record.
+    [
+      "a function carrying the record's fields",
+      (record) => Object.defineProperties(() => {}, Object.getOwnPropertyDescriptors({ ...record })),
+    ],
   ]
   test.each(garbage)('%s → 503, and the host hears why', async (_name, corrupt) => {
     const answer = corrupt(await base())

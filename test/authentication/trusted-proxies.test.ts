@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import {
   compileTrustProxy,
   forwardedProtocol,
@@ -173,6 +173,21 @@ describe('resolveForwarded with other trust functions', () => {
     expect(origin(compileTrustProxy(true), '203.0.113.7, 10.0.0.2, 10.0.0.1').clientAddress).toBe(
       '203.0.113.7',
     )
+  })
+
+  // Issue 27: Hono's getConnInfo may give no address. An unknown peer vouches for nothing, even
+  // when every peer is trusted: the headers are the connection's word, and it has none to give.
+  test("trusting every peer, a request without a peer address keeps the connection's answer", () => {
+    const trust = vi.fn(compileTrustProxy(true))
+    expect(
+      resolveForwarded(trust, {
+        peerAddress: undefined,
+        directProtocol: 'http',
+        forwardedFor: '203.0.113.7',
+        forwardedProto: 'https',
+      }),
+    ).toEqual({ clientAddress: undefined, protocol: 'http' })
+    expect(trust).not.toHaveBeenCalled()
   })
 
   test('numbers the hops from the peer outwards, as Express does', () => {

@@ -118,6 +118,18 @@ describe('implication within a family only', () => {
     expect(impliedScopes('organization.read')).toEqual([])
   })
 
+  // Issue 27: the lists are the module's own, so a caller must not be able to change them (a push
+  // would make every later `data.metadata` grant whatever was pushed).
+  test.each(SCOPES)('impliedScopes(%s) is frozen, and the narrowest scopes imply nothing', (scope) => {
+    const implied = impliedScopes(scope)
+    expect(Object.isFrozen(implied)).toBe(true)
+    expect(() => (implied as Scope[]).push('data.edit')).toThrow(TypeError)
+    expect(impliedScopes(scope)).not.toContain('data.edit')
+    if (scope === 'public' || scope === 'data.overview' || scope.endsWith('.read')) {
+      expect(implied).toEqual([])
+    }
+  })
+
   test('has() is false for names that are not scopes', () => {
     expect(parseScopes('data.edit').has('workflow.read' as Scope)).toBe(false)
   })
