@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { FRAMEWORKS, type StoreOption } from '../../examples/server/flags.js'
 import type { AbuseLimits } from '../../examples/server/limits/abuse-limits.js'
 import { MemoryRateLimitStore } from '../../examples/server/limits/rate-limits.js'
+import { RedisRateLimitStore } from '../../examples/server/limits/redis-rate-limits.js'
 import { MAX_PENDING_CONSENTS_PER_OWNER } from '../../examples/server/oauth/pending-consents.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { DEVICE_COOKIE } from '../../examples/server/web/device-cookies.js'
@@ -26,6 +27,7 @@ import {
   pkcePair,
   postForm,
   RFC_CHALLENGE,
+  testClock,
 } from './oauth-fixtures.js'
 import { csrfOf, WebClient, type WebResponse } from './web-client.js'
 
@@ -377,6 +379,69 @@ describe.each(FRAMEWORKS)('redis store, %s: consent pages on any instance (8)', 
       expect((await alice.submit(form, {}, { button: 'approve' })).status).toBe(400)
     } finally {
       await Promise.all([one.close(), other.close()])
+    }
+  })
+})
+
+describe.each(FRAMEWORKS)('memory store, %s: the per-account limit backs off (4)', (framework) => {
+  test('each lock within a day doubles the next window', async () => {
+    const clock = testClock()
+    const server = await startServer({
+      seed: await oauthSeed(),
+      framework,
+      port: 0,
+      trustProxy: ['loopback'],
+      now: clock.read,
+      limits: { signInAccount: { max: 2, windowMs: 60_000 } },
+    })
+    try {
+      const attempt = async () => {
+        const client = new WebClient(server.port)
+        const address = nextAddress()
+        const form = await client.get('/signin', { headers: from(address) })
+        return client.post(
+          '/signin',
+          { handle: 'alice', password: 'guess', csrf_token: csrfOf(form.body) },
+          { headers: from(address) },
+        )
+      }
+      for (const window of [60, 120, 240]) {
+        expect([(await attempt()).status, (await attempt()).status]).toEqual([401, 401])
+        const locked = await attempt()
+        expectTooMany(locked)
+        expect(locked.headers['retry-after']).toBe(String(window))
+        clock.advance(window * 1000)
+      }
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('Redis rate-limit counts', () => {
+  test('a hit is given back to its own window only; peeking creates nothing; keys expire with their window', async () => {
+    const limits = new RedisRateLimitStore(redis.url, 'dap:test-limit:')
+    const keys = new Redis(redis.url)
+    try {
+      await limits.ready()
+      const first = await limits.hit('k', 4000, 0)
+      expect(first).toMatchObject({ count: 1 })
+      expect(await keys.pttl('dap:test-limit:k')).toBeGreaterThan(3000)
+      await limits.hit('k', 4000, 0)
+      await limits.giveBack('k', 'another window')
+      expect(await limits.peek('k', 0)).toBe(2)
+      await limits.giveBack('k', first.window!)
+      expect(await limits.peek('k', 0)).toBe(1)
+      expect(await limits.peek('missing', 0)).toBe(0)
+      expect(await keys.exists('dap:test-limit:missing')).toBe(0)
+      // A new window has a new id: the old window's hit is not taken from it.
+      await limits.reset('k')
+      await limits.hit('k', 4000, 0)
+      await limits.giveBack('k', first.window!)
+      expect(await limits.peek('k', 0)).toBe(1)
+    } finally {
+      keys.disconnect()
+      await limits.close()
     }
   })
 })

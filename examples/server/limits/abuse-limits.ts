@@ -11,7 +11,7 @@
  * a network already refused creates no key, so one network holds a bounded number of keys.
  */
 import { DEFAULT_IPV6_PREFIX, networkOf } from './networks.js'
-import type { RateLimitStore } from './rate-limits.js'
+import type { Hit, RateLimitStore } from './rate-limits.js'
 
 /** At most `max` requests within each window of `windowMs`. */
 export interface Limit {
@@ -37,8 +37,10 @@ export interface AbuseLimits {
   /** `POST /signin` attempts for one handle from one network, cleared by a successful sign-in. */
   readonly signInHandle: Limit
   /**
-   * `POST /signin` attempts for one handle from every network together, from browsers without the
-   * handle's device cookie (web/device-cookies.ts): guessing one password from many networks.
+   * Failed `POST /signin` attempts for one handle from every network together, from browsers
+   * without the handle's device cookie (web/device-cookies.ts): guessing one password from many
+   * networks. With backoff: each window that reached the limit within the last day doubles the
+   * next window ({@link AbuseGuard.hitWithBackoff}).
    */
   readonly signInAccount: Limit
   /**
@@ -62,6 +64,12 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   signInAccount: { max: 10, windowMs: 15 * MINUTE },
   signInDevice: { max: 5, windowMs: 15 * MINUTE },
 })
+
+/** How long the windows in which a limit with backoff was reached are remembered. */
+export const BACKOFF_MEMORY_MS = 24 * 60 * MINUTE
+
+/** A limit with backoff lengthens its window at most 2^6 times: 15 minutes become 16 hours. */
+export const MAX_BACKOFF_DOUBLINGS = 6
 
 /** The name of a limit. */
 export type LimitName = keyof AbuseLimits
@@ -135,6 +143,25 @@ export class AbuseGuard {
   }
 
   /**
+   * {@link hitShared} with backoff: each window in which `subject` reached the limit within the
+   * last day ({@link BACKOFF_MEMORY_MS}) doubles the length of its next window, up to
+   * {@link MAX_BACKOFF_DOUBLINGS} times, so that a patient guesser's allowance shrinks from `max`
+   * per window to `max` per 2^6 windows.
+   */
+  async hitWithBackoff(name: LimitName, subject: string): Promise<LimitCheck> {
+    const { max, windowMs } = this.limits[name]
+    const now = this.#now()
+    // A name no limit has, so that no subject's key can be mistaken for it.
+    const locksKey = [`${name}:locks`, subject].join('\n')
+    const locks = await this.#store.peek(locksKey, now)
+    const key = keyOf(name, [subject])
+    const hit = await this.#store.hit(key, windowMs * 2 ** Math.min(locks, MAX_BACKOFF_DOUBLINGS), now)
+    // The window's first refusal, seen by exactly one request however many race: one more lock.
+    if (hit.count === max + 1) await this.#store.hit(locksKey, BACKOFF_MEMORY_MS, now)
+    return verdict(key, max, hit)
+  }
+
+  /**
    * Takes back a hit whose work did not happen (a device authorization refused as invalid): it
    * counts no more, unless its window has ended meanwhile.
    */
@@ -157,10 +184,13 @@ export class AbuseGuard {
   async #hit(name: LimitName, subject: readonly string[]): Promise<LimitCheck> {
     const { max, windowMs } = this.limits[name]
     const key = keyOf(name, subject)
-    const { count, resetInMs, window } = await this.#store.hit(key, windowMs, this.#now())
-    if (count > max) return { ok: false, retryAfter: Math.ceil(resetInMs / 1000) }
-    return { ok: true, counted: window === undefined ? undefined : { key, window } }
+    return verdict(key, max, await this.#store.hit(key, windowMs, this.#now()))
   }
+}
+
+function verdict(key: string, max: number, { count, resetInMs, window }: Hit): LimitCheck {
+  if (count > max) return { ok: false, retryAfter: Math.ceil(resetInMs / 1000) }
+  return { ok: true, counted: window === undefined ? undefined : { key, window } }
 }
 
 // Parts are joined with a character no address or handle holds (handles are checked first).

@@ -29,6 +29,8 @@ export interface RateLimitStore {
    * happen; nothing once that window has ended, so a later window's count is never lowered.
    */
   giveBack(key: string, window: string): Promise<void>
+  /** The count of `key`'s running window, without counting a hit or creating the key; 0 if none. */
+  peek(key: string, now: number): Promise<number>
   /** Forgets a key's count (a successful sign-in clears its own failures). */
   reset(key: string): Promise<void>
 }
@@ -96,6 +98,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
   async giveBack(key: string, window: string): Promise<void> {
     const current = this.#windows.get(key)
     if (current !== undefined && current.id === window && current.count > 0) current.count--
+  }
+
+  async peek(key: string, now: number): Promise<number> {
+    const window = this.#windows.get(key)
+    return window !== undefined && now < window.endsAt ? window.count : 0
   }
 
   async reset(key: string): Promise<void> {

@@ -111,6 +111,19 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
   }
 
+  async peek(key: string, _now: number): Promise<number> {
+    let answer: unknown
+    try {
+      answer = await this.#client.hget(this.#prefix + key, 'n')
+    } catch (error) {
+      throw new TokenStoreError('cannot read a rate-limit count on Redis', { cause: error })
+    }
+    if (answer === null) return 0
+    const count = typeof answer === 'string' && /^\d{1,15}$/.test(answer) ? Number(answer) : undefined
+    if (count === undefined) throw new TokenStoreError('Redis answered a malformed rate-limit count')
+    return count
+  }
+
   async reset(key: string): Promise<void> {
     try {
       await this.#client.del(this.#prefix + key)

@@ -68,14 +68,15 @@ export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
     // makes up. The handle's count per network never refuses the right password from another
     // network. The account's count from every network refuses strangers' browsers, but not one the
     // account signed in from before (its device cookie), which has a count of its own instead; a
-    // successful sign-in gives its hit back, so only failures add up against the account.
+    // successful sign-in gives its hit back, so only failures add up against the account, and
+    // each lock within a day doubles the account's next window (backoff).
     const address = request.clientAddress
     const device = web.deviceCookies.check(request, handle)
     const limits = [
       () => guard.hit('signIn', address),
       () => guard.hit('signInHandle', address, handle),
       device === undefined
-        ? () => guard.hitShared('signInAccount', handle)
+        ? () => guard.hitWithBackoff('signInAccount', handle)
         : () => guard.hitShared('signInDevice', device),
     ]
     let last: LimitCheck | undefined
