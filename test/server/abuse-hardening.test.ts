@@ -16,6 +16,7 @@ import { RedisRateLimitStore } from '../../examples/server/limits/redis-rate-lim
 import { MAX_PENDING_CONSENTS_PER_OWNER } from '../../examples/server/oauth/pending-consents.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { DEVICE_COOKIE } from '../../examples/server/web/device-cookies.js'
+import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/redis-cluster.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 import { formWith, PageAgent, type PageForm, signInThrough } from './oauth-agent.js'
 import {
@@ -362,12 +363,40 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
   })
 })
 
-describe.each(FRAMEWORKS)('redis store, %s: consent pages on any instance (8)', (framework) => {
-  test('a consent shown by one instance is answered on another, once', async () => {
-    const start = async () =>
-      startServer({ seed: await oauthSeed(), framework, port: 0, store: { kind: 'redis', url: redis.url } })
-    const [one, other] = [await start(), await start()]
-    try {
+describe('consent pages on any instance of a shared store (8)', () => {
+  let cluster: RedisClusterServers
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster()
+  }, 60_000)
+
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+
+  const SHARED = [
+    ['redis', () => redis.url],
+    ['redis-cluster', () => cluster.url],
+  ] as const
+
+  describe.each(
+    SHARED.flatMap(([store, url]) => FRAMEWORKS.map((framework) => [store, framework, url] as const)),
+  )('%s, %s', (store, framework, url) => {
+    let one: StartedServer
+    let other: StartedServer
+
+    beforeAll(async () => {
+      const option: StoreOption =
+        store === 'redis' ? { kind: 'redis', url: url() } : { kind: 'redis-cluster', url: url() }
+      const start = async () => startServer({ seed: await oauthSeed(), framework, port: 0, store: option })
+      ;[one, other] = [await start(), await start()]
+    }, 30_000)
+
+    afterAll(async () => {
+      await Promise.all([one?.close(), other?.close()])
+    })
+
+    test('a code-flow consent shown by one instance is answered on the other, once', async () => {
       const alice = new PageAgent(one.url)
       const first = await alice.get(authorizeUrl(one.url, AUTHORIZE))
       const page = await signInThrough(alice, first, 'alice', ALICE_PASSWORD)
@@ -377,9 +406,45 @@ describe.each(FRAMEWORKS)('redis store, %s: consent pages on any instance (8)', 
       expect(new URL(answer.location!).searchParams.has('code')).toBe(true)
       // Taken once, whichever instance is asked again.
       expect((await alice.submit(form, {}, { button: 'approve' })).status).toBe(400)
-    } finally {
-      await Promise.all([one.close(), other.close()])
-    }
+    })
+
+    test('a device code entered signed out on one instance is claimed after sign-in on the other', async () => {
+      const started = await postForm(`${one.url}/oauth/device_authorization`, DEVICE_PARAMS)
+      expect(started.status).toBe(200)
+      const agent = new PageAgent(one.url)
+      const entry = await agent.get('/device')
+      const signIn = await agent.submit(formWith(entry.body, 'user_code'), {
+        user_code: started.body.user_code as string,
+      })
+      expect(signIn.body).toContain('name="password"')
+      const signedIn = await agent.submit(
+        formWith(signIn.body, 'password'),
+        { handle: 'alice', password: ALICE_PASSWORD },
+        { base: other.url, follow: false },
+      )
+      expect(signedIn.status).toBe(303)
+      // Back to the device page on the other instance, which claims the consent for the session.
+      const consent = await agent.get(new URL(signedIn.location!, other.url).href)
+      expect(consent.status).toBe(200)
+      expect(consent.body).toContain(`<code>${started.body.user_code as string}</code>`)
+      const done = await agent.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
+      expect(done.status).toBe(200)
+      expect(done.body).toContain('Device connected')
+    })
+
+    test('one account pushes out only its own oldest consent, wherever it lies', async () => {
+      const alice = new PageAgent(one.url)
+      const forms: PageForm[] = []
+      for (let i = 0; i <= MAX_PENDING_CONSENTS_PER_OWNER; i++) {
+        const first = await alice.get(authorizeUrl(one.url, AUTHORIZE))
+        const page = first.body.includes('name="password"')
+          ? await signInThrough(alice, first, 'alice', ALICE_PASSWORD)
+          : first
+        forms.push(formWith(page.body, 'decision'))
+      }
+      expect((await alice.submit(forms[0]!, {}, { button: 'approve', base: other.url })).status).toBe(400)
+      expect((await alice.submit(forms[1]!, {}, { button: 'approve', base: other.url })).status).toBe(303)
+    })
   })
 })
 
