@@ -355,7 +355,9 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
     for (let i = 0; i < 3; i++) {
       expect((await signInFrom(server.port, nextAddress(), 'bob', 'guess', own)).status).toBe(401)
     }
-    expectTooMany(await signInFrom(server.port, nextAddress(), 'bob', BOB_PASSWORD, own))
+    const spent = await signInFrom(server.port, nextAddress(), 'bob', BOB_PASSWORD, own)
+    expectTooMany(spent)
+    expect(spent.body).toContain('Too many sign-in attempts from this browser.')
     // A cookie issued for another handle, or tampered with, spares nothing.
     const forged = new WebClient(server.port)
     forged.jar.set(DEVICE_COOKIE, `${own.jar.get(DEVICE_COOKIE)!.slice(0, -2)}xx`)

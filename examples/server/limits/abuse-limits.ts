@@ -193,7 +193,8 @@ function verdict(key: string, max: number, { count, resetInMs, window }: Hit): L
   return { ok: true, counted: window === undefined ? undefined : { key, window } }
 }
 
-// Parts are joined with a character no address or handle holds (handles are checked first).
+// Parts are joined with a line break, which no network holds; only the last part can be a handle
+// (which might), so two different subjects never make one key.
 function keyOf(name: LimitName, subject: readonly string[]): string {
   return [name, ...subject].join('\n')
 }

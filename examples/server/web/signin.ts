@@ -4,8 +4,9 @@
  * seed's users, checked with scrypt; attempts are limited per network, per (handle, network), and
  * per handle from every network together — except from a browser holding the handle's device
  * cookie (device-cookies.ts), issued by each successful sign-in, so that nobody can lock a user out
- * of the browsers they use (limits/abuse-limits.ts); a successful sign-in always starts a new session (a fixed id planted before sign-in is never promoted). Over plain HTTP from
- * another machine every route is the 403 page of https-only.ts.
+ * of the browsers they use (limits/abuse-limits.ts). A successful sign-in always starts a new
+ * session (a fixed id planted before sign-in is never promoted). Over plain HTTP from another
+ * machine every route is the 403 page of https-only.ts.
  */
 
 import { type AbuseGuard, type LimitCheck, waitInWords } from '../limits/abuse-limits.js'
@@ -84,9 +85,11 @@ export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
       last = await limit()
       if (!last.ok) {
         const why =
-          i === 2 && device === undefined
-            ? 'Too many sign-in attempts for this account. Sign in from a browser you have used before, or try again'
-            : 'Too many sign-in attempts from this network. Try again'
+          i < 2
+            ? 'Too many sign-in attempts from this network. Try again'
+            : device === undefined
+              ? 'Too many sign-in attempts for this account. Sign in from a browser you have used before, or try again'
+              : 'Too many sign-in attempts from this browser. Try again'
         return again(429, `${why} in ${waitInWords(last.retryAfter)}.`, {
           'retry-after': String(last.retryAfter),
         })
