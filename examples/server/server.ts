@@ -12,6 +12,7 @@ import { startHono } from './http/hono.js'
 import type { TrustProxy } from './http/trust-proxy.js'
 import type { AbuseLimits } from './limits/abuse-limits.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
+import type { PendingConsentStore } from './oauth/pending-consents.js'
 import type { Seed } from './seed/load.js'
 import { openSharedStores } from './shared-stores.js'
 
@@ -37,6 +38,8 @@ export interface StartServerOptions {
    * pass a small one to fill it).
    */
   readonly rateLimits?: RateLimitStore
+  /** Where consent pages wait with `--store memory`; a fresh `MemoryPendingConsents` by default. */
+  readonly consents?: PendingConsentStore
 }
 
 /** A running reference server. */
@@ -78,6 +81,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
       ...(options.rateLimits === undefined || shared !== undefined ? {} : { rateLimits: options.rateLimits }),
+      ...(options.consents === undefined || shared !== undefined ? {} : { consents: options.consents }),
       publicUrl: options.publicUrl,
     })
     const running = await BINDINGS[framework](app, {

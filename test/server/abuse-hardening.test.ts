@@ -13,7 +13,10 @@ import { FRAMEWORKS, type StoreOption } from '../../examples/server/flags.js'
 import type { AbuseLimits } from '../../examples/server/limits/abuse-limits.js'
 import { MemoryRateLimitStore } from '../../examples/server/limits/rate-limits.js'
 import { RedisRateLimitStore } from '../../examples/server/limits/redis-rate-limits.js'
-import { MAX_PENDING_CONSENTS_PER_OWNER } from '../../examples/server/oauth/pending-consents.js'
+import {
+  MAX_PENDING_CONSENTS_PER_OWNER,
+  MemoryPendingConsents,
+} from '../../examples/server/oauth/pending-consents.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { DEVICE_COOKIE } from '../../examples/server/web/device-cookies.js'
 import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/redis-cluster.js'
@@ -509,6 +512,42 @@ describe('Redis rate-limit counts', () => {
     } finally {
       keys.disconnect()
       await limits.close()
+    }
+  })
+})
+
+describe.each(FRAMEWORKS)('memory store, %s: a full consent store (8)', (framework) => {
+  test('refuses a new consent page with 503 and Retry-After, forgetting nobody’s', async () => {
+    const server = await startServer({
+      seed: await oauthSeed(),
+      framework,
+      port: 0,
+      consents: new MemoryPendingConsents(Date.now, MAX_PENDING_CONSENTS_PER_OWNER, 2),
+    })
+    try {
+      const consentPage = async (agent: PageAgent, handle: string, password: string) => {
+        const first = await agent.get(authorizeUrl(server.url, AUTHORIZE))
+        return first.body.includes('name="password"') ? signInThrough(agent, first, handle, password) : first
+      }
+      const alice = new PageAgent(server.url)
+      const open = [
+        await consentPage(alice, 'alice', ALICE_PASSWORD),
+        await consentPage(alice, 'alice', ALICE_PASSWORD),
+      ]
+      const bob = new PageAgent(server.url)
+      const refused = await consentPage(bob, 'bob', BOB_PASSWORD)
+      expect(refused.status).toBe(503)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(refused.body).toContain('Too many consent requests are open on this server.')
+      for (const page of open) {
+        expect((await alice.submit(formWith(page.body, 'decision'), {}, { button: 'approve' })).status).toBe(
+          303,
+        )
+      }
+      // Room again: bob's consent page is shown.
+      expect((await consentPage(bob, 'bob', BOB_PASSWORD)).status).toBe(200)
+    } finally {
+      await server.close()
     }
   })
 })
