@@ -155,7 +155,7 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
   }
 
   test('an address already refused creates no key; a full table never resets a count (3, 9)', async () => {
-    const table = new MemoryRateLimitStore(40)
+    const table = new MemoryRateLimitStore(24)
     const own = store === 'memory' ? await start({ rateLimits: table }) : server
     const keys = new Redis(redis.url)
     const keyCount = async () => (store === 'memory' ? table.size : (await keys.keys('dap:limit*')).length)
@@ -164,14 +164,14 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
       const victim = nextAddress()
       for (let i = 0; i < 3; i++) expect((await signInFrom(own.port, victim, 'victim', 'x')).status).toBe(401)
       expectTooMany(await signInFrom(own.port, victim, 'victim', 'x'))
-      // One address sends 30 sign-ins with made-up handles: its own limit stops it after 6, and no
-      // key is created for the 24 handles it names after that.
+      // One address sends 20 sign-ins with made-up handles: its own limit stops it after 6, and no
+      // key is created for the 14 handles it names after that.
       const attacker = nextAddress()
       const before = await keyCount()
       const statuses = []
-      for (let i = 0; i < 30; i++)
+      for (let i = 0; i < 20; i++)
         statuses.push((await signInFrom(own.port, attacker, `made-up-${i}`, 'x')).status)
-      expect(statuses).toEqual([...Array(6).fill(401), ...Array(24).fill(429)])
+      expect(statuses).toEqual([...Array(6).fill(401), ...Array(14).fill(429)])
       // Its network's count, and a handle and an account count per attempt let through.
       expect((await keyCount()) - before).toBeLessThanOrEqual(1 + 6 + 6)
       if (store === 'redis') {
@@ -180,14 +180,14 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
       } else {
         // Fresh addresses fill the table, until a new key is refused rather than an old one forgotten.
         let refused: WebResponse | undefined
-        for (let i = 0; i < 40 && refused === undefined; i++) {
+        for (let i = 0; i < 24 && refused === undefined; i++) {
           const answer = await signInFrom(own.port, nextAddress(), `filler-${i}`, 'x')
           if (answer.status === 429) refused = answer
           else expect(answer.status).toBe(401)
         }
         expect(refused).toBeDefined()
         expectTooMany(refused!)
-        expect(table.size).toBeLessThanOrEqual(40)
+        expect(table.size).toBeLessThanOrEqual(24)
       }
       // Neither flood reset the victim's count, nor the attacker's.
       expectTooMany(await signInFrom(own.port, victim, 'victim', 'x'))
