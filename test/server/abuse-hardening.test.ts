@@ -538,7 +538,7 @@ describe('Redis rate-limit counts', () => {
 })
 
 describe.each(FRAMEWORKS)('memory store, %s: a full consent store (8)', (framework) => {
-  test('refuses a new consent page with 503 and Retry-After, forgetting nobody’s', async () => {
+  test('refuses a signed-out browser’s consent with 503 and Retry-After, forgetting nobody’s; users go on', async () => {
     const server = await startServer({
       seed: await oauthSeed(),
       framework,
@@ -546,27 +546,31 @@ describe.each(FRAMEWORKS)('memory store, %s: a full consent store (8)', (framewo
       consents: new MemoryPendingConsents(Date.now, MAX_PENDING_CONSENTS_PER_OWNER, 2),
     })
     try {
-      const consentPage = async (agent: PageAgent, handle: string, password: string) => {
-        const first = await agent.get(authorizeUrl(server.url, AUTHORIZE))
-        return first.body.includes('name="password"') ? signInThrough(agent, first, handle, password) : first
+      const started = await postForm(`${server.url}/oauth/device_authorization`, DEVICE_PARAMS)
+      expect(started.status).toBe(200)
+      // Signed-out browsers enter the code: each gets a consent waiting for its sign-in.
+      const enter = async () => {
+        const browser = new PageAgent(server.url)
+        const entry = await browser.get('/device')
+        const page = await browser.submit(formWith(entry.body, 'user_code'), {
+          user_code: started.body.user_code as string,
+        })
+        return { browser, page }
       }
-      const alice = new PageAgent(server.url)
-      const open = [
-        await consentPage(alice, 'alice', ALICE_PASSWORD),
-        await consentPage(alice, 'alice', ALICE_PASSWORD),
-      ]
-      const bob = new PageAgent(server.url)
-      const refused = await consentPage(bob, 'bob', BOB_PASSWORD)
+      const waiting = [await enter(), await enter()]
+      for (const { page } of waiting) expect(page.body).toContain('name="password"')
+      const refused = (await enter()).page
       expect(refused.status).toBe(503)
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
       expect(refused.body).toContain('Too many consent requests are open on this server.')
-      for (const page of open) {
-        expect((await alice.submit(formWith(page.body, 'decision'), {}, { button: 'approve' })).status).toBe(
-          303,
-        )
-      }
-      // Room again: bob's consent page is shown.
-      expect((await consentPage(bob, 'bob', BOB_PASSWORD)).status).toBe(200)
+      // A signed-in user's consent page is still shown, and the waiting browsers' are still there.
+      const alice = new PageAgent(server.url)
+      const first = await alice.get(authorizeUrl(server.url, AUTHORIZE))
+      expect((await signInThrough(alice, first, 'alice', ALICE_PASSWORD)).status).toBe(200)
+      const { browser, page } = waiting[0]!
+      const consent = await signInThrough(browser, page, 'bob', BOB_PASSWORD)
+      expect(consent.status).toBe(200)
+      expect(consent.body).toContain('name="decision"')
     } finally {
       await server.close()
     }

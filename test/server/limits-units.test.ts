@@ -60,21 +60,34 @@ describe('MemoryPendingConsents', () => {
     expect(consents.size).toBe(0)
   })
 
-  test('full in all: a new one is refused until the oldest expires, and no one’s is forgotten', async () => {
+  test('browsers full: a new one is refused until the oldest expires, no one’s is forgotten, users go on', async () => {
     let now = 0
     const consents = new MemoryPendingConsents(() => now, 5, 2)
-    const first = await consents.create(subject, 'user:a', 's')
+    const first = await consents.create(subject, 'browser:a', undefined)
     now = 1000
-    await consents.create(subject, 'user:b', 's')
-    expect(await consents.create(subject, 'user:c', 's')).toEqual({
+    await consents.create(subject, 'browser:b', undefined)
+    expect(await consents.create(subject, 'browser:c', undefined)).toEqual({
       full: true,
       retryAfter: CONSENT_TTL_MS / 1000 - 1,
     })
-    expect(consents.size).toBe(2)
-    // Once the oldest has expired, it makes room.
+    // A signed-in user is never refused for the browsers' sake.
+    expect(await consents.create(subject, 'user:alice', 's')).toMatchObject({ kind: 'code' })
+    expect(consents.size).toBe(3)
+    // Once the oldest browser's has expired, it makes room, even behind a user's that has not.
     now = CONSENT_TTL_MS
-    expect(await consents.create(subject, 'user:c', 's')).toMatchObject({ kind: 'code' })
+    expect(await consents.create(subject, 'browser:c', undefined)).toMatchObject({ kind: 'code' })
+    expect(await consents.claim('id' in first ? first.id : '', 's')).toBeUndefined()
+  })
+
+  test('an owner bound of one replaces the owner’s consent each time', async () => {
+    const consents = new MemoryPendingConsents(() => 0, 1, 10)
+    const first = await consents.create(subject, 'user:alice', 's')
+    const second = await consents.create(subject, 'user:alice', 's')
+    const third = await consents.create(subject, 'user:alice', 's')
     expect(await consents.take('id' in first ? first.id : '', 's')).toBeUndefined()
+    expect(await consents.take('id' in second ? second.id : '', 's')).toBeUndefined()
+    expect(await consents.take('id' in third ? third.id : '', 's')).toMatchObject({ kind: 'code' })
+    expect(consents.size).toBe(0)
   })
 
   test('a device consent is claimed by the first signed-in session, then only by it', async () => {

@@ -21,11 +21,16 @@ export const CONSENT_TTL_MS = 10 * 60_000
 export const MAX_PENDING_CONSENTS_PER_OWNER = 20
 
 /**
- * Consent requests one process keeps in memory at most, for every owner together: past it, a new
- * one is refused (`create` answers undefined) until the oldest expires; nobody's open consent is
- * forgotten to make room.
+ * Consent requests of signed-out browsers (owners `browser:…`) one process keeps in memory at most,
+ * for every browser together: past it, a new one is refused ({@link ConsentsFull}) until the oldest
+ * expires; nobody's open consent is forgotten to make room. Browsers are as cheap as new cookies,
+ * so they need this bound; users (owners `user:…`) are the seed's, each bounded on its own, and
+ * never refused for the browsers' sake.
  */
 export const MAX_PENDING_CONSENTS = 10_000
+
+// The owners that are signed-in users; every other owner is a browser.
+const USER_OWNER = 'user:'
 
 /** What is waiting for consent: an authorization request, or a device grant whose code was entered. */
 export type ConsentSubject =
@@ -111,9 +116,10 @@ export class MemoryPendingConsents implements PendingConsentStore {
   readonly #now: () => number
   readonly #maxPerOwner: number
   readonly #max: number
-  // Every entry, in creation order; and each owner's ids, in creation order.
+  // Every entry, in creation order; each owner's ids, and the browsers' ids, in creation order.
   readonly #entries = new Map<string, Entry>()
   readonly #byOwner = new Map<string, Set<string>>()
+  readonly #browsers = new Set<string>()
 
   constructor(now: () => number, maxPerOwner = MAX_PENDING_CONSENTS_PER_OWNER, max = MAX_PENDING_CONSENTS) {
     this.#now = now
@@ -129,15 +135,18 @@ export class MemoryPendingConsents implements PendingConsentStore {
   ): Promise<PendingConsent | ConsentsFull> {
     const now = this.#now()
     this.#forgetExpiredOldest(now)
-    const ids = this.#byOwner.get(owner)
     // The owner's own oldest makes room for its newest.
-    if (ids !== undefined && ids.size >= this.#maxPerOwner) this.#delete(ids.values().next().value!)
-    if (this.#entries.size >= this.#max) {
-      const oldest = this.#entries.values().next().value!
+    const own = this.#byOwner.get(owner)
+    if (own !== undefined && own.size >= this.#maxPerOwner) this.#delete(own.values().next().value!)
+    const browser = !owner.startsWith(USER_OWNER)
+    if (browser && this.#browsers.size >= this.#max) {
+      const oldest = this.#entries.get(this.#browsers.values().next().value!)!
       return { full: true, retryAfter: Math.max(1, Math.ceil((oldest.consent.expiresAt - now) / 1000)) }
     }
     const consent = newConsent(subject, sessionId, now, expiresAt)
     this.#entries.set(consent.id, { consent, owner })
+    if (browser) this.#browsers.add(consent.id)
+    const ids = this.#byOwner.get(owner)
     if (ids === undefined) this.#byOwner.set(owner, new Set([consent.id]))
     else ids.add(consent.id)
     return consent
@@ -179,13 +188,16 @@ export class MemoryPendingConsents implements PendingConsentStore {
     return entry
   }
 
-  // Forgets expired entries from the oldest on, stopping at the first live one: each entry is
-  // looked at once more than it is created, so creating stays constant time on average. An entry
-  // that expires sooner behind a live one waits its turn, still counted towards the bound.
+  // Forgets expired entries from the oldest on, stopping at the first live one, among all entries
+  // and among the browsers' (whose bound must not be held by expired ones behind a user's): each
+  // entry is looked at a bounded number of times more than it is created, so creating stays
+  // constant time on average. An entry that expires sooner behind a live one waits its turn.
   #forgetExpiredOldest(now: number): void {
-    for (const [id, entry] of this.#entries) {
-      if (now < entry.consent.expiresAt) return
-      this.#delete(id)
+    for (const order of [this.#entries.keys(), this.#browsers.values()]) {
+      for (const id of order) {
+        if (now < this.#entries.get(id)!.consent.expiresAt) break
+        this.#delete(id)
+      }
     }
   }
 
@@ -193,6 +205,7 @@ export class MemoryPendingConsents implements PendingConsentStore {
     const entry = this.#entries.get(id)
     if (entry === undefined) return
     this.#entries.delete(id)
+    this.#browsers.delete(id)
     const ids = this.#byOwner.get(entry.owner)
     ids?.delete(id)
     if (ids?.size === 0) this.#byOwner.delete(entry.owner)
