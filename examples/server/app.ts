@@ -9,6 +9,7 @@ import { DataModel } from './api/data.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
+import type { PendingConsentStore } from './oauth/pending-consents.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
 import type { Seed } from './seed/load.js'
@@ -68,6 +69,10 @@ export interface CreateAppOptions {
   readonly rateLimits?: RateLimitStore
   /** Limits other than the defaults (limits/abuse-limits.ts); tests lower them. */
   readonly limits?: Partial<AbuseLimits>
+  /** `--ipv6-prefix`: the length of the IPv6 networks the limits count together; 64 by default. */
+  readonly ipv6Prefix?: number
+  /** Where the OAuth consent pages wait for an answer; in memory by default. */
+  readonly consents?: PendingConsentStore
   /** `--public-url`; absent: the listening address, recorded by the binding's caller. */
   readonly publicUrl?: string | undefined
 }
@@ -97,7 +102,12 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     ...(options.signInKey === undefined ? {} : { signInKey: options.signInKey }),
   })
-  const guard = new AbuseGuard(options.rateLimits ?? new MemoryRateLimitStore(), options.limits, now)
+  const guard = new AbuseGuard(
+    options.rateLimits ?? new MemoryRateLimitStore(),
+    options.limits,
+    now,
+    options.ipv6Prefix,
+  )
   const origin = new PublicOrigin(options.publicUrl)
   return {
     policy,
@@ -120,6 +130,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
         guard,
         origin,
         ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
+        ...(options.consents === undefined ? {} : { consents: options.consents }),
       }),
     ],
   }

@@ -50,6 +50,7 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
       trustProxy: flags.trustProxy,
       store: flags.store,
       publicUrl: flags.publicUrl,
+      ipv6Prefix: flags.ipv6Prefix,
     })
   } catch (error) {
     if (error instanceof ConfigError) {

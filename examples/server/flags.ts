@@ -7,6 +7,7 @@ import { isIP } from 'node:net'
 import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
 import { ConfigError } from '../../src/index.js'
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
+import { DEFAULT_IPV6_PREFIX } from './limits/networks.js'
 import { parsePublicUrl } from './public-origin.js'
 import { quote } from './seed/messages.js'
 
@@ -31,6 +32,8 @@ export interface ServerFlags {
   readonly store: StoreOption
   /** `--public-url`, without a trailing slash; absent: the listening address. */
   readonly publicUrl: string | undefined
+  /** `--ipv6-prefix`: IPv6 clients share the abuse limits per network of this many bits. */
+  readonly ipv6Prefix: number
 }
 
 /** What the command line asks for. */
@@ -55,6 +58,8 @@ Options:
   --public-url URL        the origin clients see (https://data.example.org): OAuth metadata's
                           issuer and the device flow's verification_uri derive from it;
                           default: the listening address, never the Host header
+  --ipv6-prefix N         IPv6 clients share the abuse limits per network of N bits, 1 to 128
+                          (default 64: one customer's /64); IPv4 clients count per address
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -68,6 +73,7 @@ const DEFAULTS: ServerFlags = {
   trustProxy: false,
   store: { kind: 'memory' },
   publicUrl: undefined,
+  ipv6Prefix: DEFAULT_IPV6_PREFIX,
 }
 
 const HOSTNAME =
@@ -102,6 +108,12 @@ const PARSERS: Readonly<Record<string, Parser>> = {
   '--trust-proxy': (value) => ({ trustProxy: parseTrustProxy(value) }),
   '--store': (value) => ({ store: parseStore(value) }),
   '--public-url': (value) => ({ publicUrl: parsePublicUrl(value) }),
+  '--ipv6-prefix': (value) => {
+    if (!/^[1-9][0-9]{0,2}$/.test(value) || Number(value) > 128) {
+      throw new ConfigError(['--ipv6-prefix'], `${quote(value)} is not a prefix length from 1 to 128`)
+    }
+    return { ipv6Prefix: Number(value) }
+  },
 }
 
 /**

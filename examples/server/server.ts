@@ -11,6 +11,8 @@ import type { RunningServer } from './http/front-door.js'
 import { startHono } from './http/hono.js'
 import type { TrustProxy } from './http/trust-proxy.js'
 import type { AbuseLimits } from './limits/abuse-limits.js'
+import type { RateLimitStore } from './limits/rate-limits.js'
+import type { PendingConsentStore } from './oauth/pending-consents.js'
 import type { Seed } from './seed/load.js'
 import { openSharedStores } from './shared-stores.js'
 
@@ -29,6 +31,15 @@ export interface StartServerOptions {
   readonly publicUrl?: string | undefined
   /** Abuse limits other than the defaults (limits/abuse-limits.ts). */
   readonly limits?: Partial<AbuseLimits>
+  /** `--ipv6-prefix`: the length of the IPv6 networks the limits count together; 64 by default. */
+  readonly ipv6Prefix?: number
+  /**
+   * Where the limits count with `--store memory`; a fresh `MemoryRateLimitStore` by default (tests
+   * pass a small one to fill it).
+   */
+  readonly rateLimits?: RateLimitStore
+  /** Where consent pages wait with `--store memory`; a fresh `MemoryPendingConsents` by default. */
+  readonly consents?: PendingConsentStore
 }
 
 /** A running reference server. */
@@ -65,8 +76,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             sessions: shared.sessions,
             signInKey: shared.signInKey,
             rateLimits: shared.rateLimits,
+            consents: shared.consents,
           }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
+      ...(options.rateLimits === undefined || shared !== undefined ? {} : { rateLimits: options.rateLimits }),
+      ...(options.consents === undefined || shared !== undefined ? {} : { consents: options.consents }),
       publicUrl: options.publicUrl,
     })
     const running = await BINDINGS[framework](app, {

@@ -8,6 +8,7 @@ import type { OAuthStateStore } from '../../src/oauth/index.js'
 import { reportError } from './app.js'
 import type { StoreOption } from './flags.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
+import type { PendingConsentStore } from './oauth/pending-consents.js'
 import type { SessionStore } from './web/sessions.js'
 
 /** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
@@ -21,6 +22,8 @@ export interface SharedStores {
   readonly signInKey: Uint8Array
   /** The abuse limits' counts, shared by every instance on the store. */
   readonly rateLimits: RateLimitStore
+  /** The OAuth consent pages waiting for an answer, answerable on every instance. */
+  readonly consents: PendingConsentStore
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -43,12 +46,17 @@ export async function openSharedStores(
 ): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
-  const [{ RedisOAuthStateStore, RedisTokenStore }, { RedisSessionStore }, { RedisRateLimitStore }] =
-    await Promise.all([
-      import('../../adapters/redis/index.js'),
-      import('./web/redis-sessions.js'),
-      import('./limits/redis-rate-limits.js'),
-    ])
+  const [
+    { RedisOAuthStateStore, RedisTokenStore },
+    { RedisSessionStore },
+    { RedisRateLimitStore },
+    { RedisPendingConsents },
+  ] = await Promise.all([
+    import('../../adapters/redis/index.js'),
+    import('./web/redis-sessions.js'),
+    import('./limits/redis-rate-limits.js'),
+    import('./oauth/redis-pending-consents.js'),
+  ])
   // A write too few replicas confirmed (after a failover) succeeds; the shortfall is reported here.
   const tokens = new RedisTokenStore({
     redis: option.url,
@@ -57,8 +65,15 @@ export async function openSharedStores(
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
   const sessions = new RedisSessionStore(option.url, now)
   const rateLimits = new RedisRateLimitStore(option.url)
+  const consents = new RedisPendingConsents(option.url, now)
   const close = async () => {
-    await Promise.all([tokens.close(), oauthState.close(), sessions.close(), rateLimits.close()])
+    await Promise.all([
+      tokens.close(),
+      oauthState.close(),
+      sessions.close(),
+      rateLimits.close(),
+      consents.close(),
+    ])
   }
   try {
     await Promise.all([
@@ -66,8 +81,10 @@ export async function openSharedStores(
       oauthState.ready(CONNECT_TIMEOUT_MS),
       sessions.ready(CONNECT_TIMEOUT_MS),
       rateLimits.ready(CONNECT_TIMEOUT_MS),
+      consents.ready(CONNECT_TIMEOUT_MS),
     ])
-    return { tokens, oauthState, sessions, signInKey: await sessions.signInKey(), rateLimits, close }
+    const signInKey = await sessions.signInKey()
+    return { tokens, oauthState, sessions, signInKey, rateLimits, consents, close }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })

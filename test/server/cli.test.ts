@@ -128,6 +128,7 @@ describe('npm start (child processes)', () => {
 
   test.each([
     [['--port', 'abc'], '--port: "abc" is not a port number from 0 to 65535'],
+    [['--ipv6-prefix', '129'], '--ipv6-prefix: "129" is not a prefix length from 1 to 128'],
     [['--framework', 'koa'], '--framework: "koa" is not one of express, fastify, hono'],
     [
       ['--trust-proxy', '0.0.0.0/0,::/0'],

@@ -31,6 +31,7 @@ describe('command line', () => {
       host: '127.0.0.1',
       trustProxy: false,
       store: { kind: 'memory' },
+      ipv6Prefix: 64,
     })
   })
 
@@ -46,6 +47,8 @@ describe('command line', () => {
         '--trust-proxy',
         'loopback,10.0.0.0/8',
         '--store=memory',
+        '--ipv6-prefix',
+        '56',
       ]),
     ).toEqual({
       seed: 'seed.json',
@@ -54,6 +57,7 @@ describe('command line', () => {
       host: '::1',
       trustProxy: ['loopback', '10.0.0.0/8'],
       store: { kind: 'memory' },
+      ipv6Prefix: 56,
     })
   })
 
@@ -82,6 +86,13 @@ describe('command line', () => {
       '--trust-proxy: "10.1.2.77/24" has host bits set; did you mean 10.1.2.0/24?',
     ],
     [['--trust-proxy', 'loopback,'], '--trust-proxy: "loopback," has an empty entry'],
+    ...['0', '129', '064', '-1', '64.5', '/64', ''].map(
+      (value) =>
+        [
+          ['--ipv6-prefix', value],
+          `--ipv6-prefix: ${JSON.stringify(value)} is not a prefix length from 1 to 128`,
+        ] as const,
+    ),
     // A prefix of length 0 is "true" spelt as a CIDR: every IPv4 (or IPv6) peer could forge its address.
     [['--trust-proxy', '0.0.0.0/0,::/0'], `--trust-proxy: "0.0.0.0/0" ${PREFIX_ZERO}`],
     [['--trust-proxy', 'loopback,::/0'], `--trust-proxy: "::/0" ${PREFIX_ZERO}`],

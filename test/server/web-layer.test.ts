@@ -154,24 +154,42 @@ describe('next', () => {
 describe('memory rate-limit store', () => {
   test('counts hits per key in fixed windows, with the time left; keys are independent; reset clears', async () => {
     const store = new MemoryRateLimitStore()
-    expect(await store.hit('a', 60_000, 0)).toEqual({ count: 1, resetInMs: 60_000 })
-    expect(await store.hit('a', 60_000, 10_000)).toEqual({ count: 2, resetInMs: 50_000 })
-    expect(await store.hit('b', 60_000, 10_000)).toEqual({ count: 1, resetInMs: 60_000 })
-    expect(await store.hit('a', 60_000, 60_000)).toEqual({ count: 1, resetInMs: 60_000 })
+    expect(await store.hit('a', 60_000, 0)).toMatchObject({ count: 1, resetInMs: 60_000 })
+    expect(await store.hit('a', 60_000, 10_000)).toMatchObject({ count: 2, resetInMs: 50_000 })
+    expect(await store.hit('b', 60_000, 10_000)).toMatchObject({ count: 1, resetInMs: 60_000 })
+    expect(await store.hit('a', 60_000, 60_000)).toMatchObject({ count: 1, resetInMs: 60_000 })
     await store.reset('a')
-    expect(await store.hit('a', 60_000, 60_001)).toEqual({ count: 1, resetInMs: 60_000 })
+    expect(await store.hit('a', 60_000, 60_001)).toMatchObject({ count: 1, resetInMs: 60_000 })
     // A clock that is not a number fails closed: over any limit.
     expect((await store.hit('c', 60_000, Number.NaN)).count).toBe(Number.MAX_SAFE_INTEGER)
   })
 
-  test('remembers at most maxKeys keys, forgetting the oldest windows first', async () => {
+  test('gives a hit back only to the window it was counted in', async () => {
+    const store = new MemoryRateLimitStore()
+    const first = await store.hit('a', 60_000, 0)
+    await store.hit('a', 60_000, 1)
+    await store.giveBack('a', first.window!)
+    expect((await store.hit('a', 60_000, 2)).count).toBe(2)
+    // In the next window the first window's hit is not taken back.
+    const next = await store.hit('a', 60_000, 60_000)
+    await store.giveBack('a', first.window!)
+    expect((await store.hit('a', 60_000, 60_001)).count).toBe(2)
+    expect(next.window).not.toBe(first.window)
+  })
+
+  test('a full table refuses new keys until a window ends, and never forgets a running count', async () => {
     const store = new MemoryRateLimitStore(2)
     await store.hit('a', 60_000, 0)
-    await store.hit('b', 60_000, 1)
-    await store.hit('c', 60_000, 2)
+    await store.hit('b', 30_000, 1)
+    const refused = await store.hit('c', 60_000, 2)
+    expect(refused).toEqual({ count: Number.MAX_SAFE_INTEGER, resetInMs: 29_999 })
     expect(store.size).toBe(2)
-    expect((await store.hit('c', 60_000, 3)).count).toBe(2)
-    expect((await store.hit('a', 60_000, 4)).count).toBe(1)
+    // The running keys keep counting.
+    expect((await store.hit('a', 60_000, 3)).count).toBe(2)
+    expect((await store.hit('b', 30_000, 4)).count).toBe(2)
+    // Once b's window has ended, c takes its place; a's count is untouched.
+    expect((await store.hit('c', 60_000, 30_001)).count).toBe(1)
+    expect((await store.hit('a', 60_000, 30_002)).count).toBe(3)
   })
 })
 

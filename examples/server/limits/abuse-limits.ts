@@ -1,13 +1,17 @@
 /**
  * The reference server's limits on its unauthenticated endpoints (design §9; docs/reliability.md
- * lists them with what each defends). Each is a fixed window counted per client address — the
- * address `--trust-proxy` resolves, as the API's policy sees it — except the cap on device grants,
- * which counts every address together so that memory stays bounded however many addresses a
- * client has. A hit is counted before the work it guards (a lookup, a password check), atomically
- * on the store, so parallel requests cannot slip past a limit; over the limit the endpoint answers
- * `429` with `Retry-After` in its own shape.
+ * lists them with what each defends). Each is a fixed window counted per client network — the
+ * address `--trust-proxy` resolves, as the API's policy sees it, widened to its IPv6 /64
+ * (limits/networks.ts) — except the cap on device grants, which counts every network together so
+ * that memory stays bounded however many networks a client has, and the per-account and per-device
+ * sign-in limits, which count one handle or one browser from anywhere. A hit is counted before the
+ * work it guards (a lookup, a password check), atomically on the store, so parallel requests cannot
+ * slip past a limit; over the limit the endpoint answers `429` with `Retry-After` in its own shape.
+ * A network's own count comes before any key that names something it chose (a handle, a browser):
+ * a network already refused creates no key, so one network holds a bounded number of keys.
  */
-import type { RateLimitStore } from './rate-limits.js'
+import { DEFAULT_IPV6_PREFIX, networkOf } from './networks.js'
+import type { Hit, RateLimitStore } from './rate-limits.js'
 
 /** At most `max` requests within each window of `windowMs`. */
 export interface Limit {
@@ -17,18 +21,33 @@ export interface Limit {
 
 /** Every limit of the server, by what it counts. */
 export interface AbuseLimits {
-  /** `POST /oauth/device_authorization`, per address. */
+  /** `POST /oauth/device_authorization`, per network. */
   readonly deviceAuthorization: Limit
-  /** Device grants started by everyone together: outstanding grants stay below twice `max`. */
+  /**
+   * Device grants created by everyone together (a refused request spends nothing): outstanding
+   * grants stay below twice `max`.
+   */
   readonly deviceGrants: Limit
-  /** `POST /oauth/token`, per address. */
+  /** `POST /oauth/token`, per network. */
   readonly token: Limit
-  /** User codes entered on `POST /device`, right or wrong, per address. */
+  /** User codes entered on `POST /device`, right or wrong, per network. */
   readonly userCodeEntry: Limit
-  /** `POST /signin` attempts, per address. */
+  /** `POST /signin` attempts, per network. */
   readonly signIn: Limit
-  /** `POST /signin` attempts for one handle from one address, cleared by a successful sign-in. */
+  /** `POST /signin` attempts for one handle from one network, cleared by a successful sign-in. */
   readonly signInHandle: Limit
+  /**
+   * Failed `POST /signin` attempts for one handle from every network together, from browsers
+   * without the handle's device cookie (web/device-cookies.ts): guessing one password from many
+   * networks. With backoff: each window that reached the limit within the last day doubles the
+   * next window ({@link AbuseGuard.hitWithBackoff}).
+   */
+  readonly signInAccount: Limit
+  /**
+   * `POST /signin` attempts with one device cookie, from anywhere: a browser the account signed in
+   * from before is spared the account's limit, not this one of its own.
+   */
+  readonly signInDevice: Limit
 }
 
 const MINUTE = 60_000
@@ -42,13 +61,32 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   userCodeEntry: { max: 50, windowMs: 15 * MINUTE },
   signIn: { max: 100, windowMs: 15 * MINUTE },
   signInHandle: { max: 5, windowMs: 15 * MINUTE },
+  signInAccount: { max: 10, windowMs: 15 * MINUTE },
+  signInDevice: { max: 5, windowMs: 15 * MINUTE },
 })
+
+/** How long the windows in which a limit with backoff was reached are remembered. */
+export const BACKOFF_MEMORY_MS = 24 * 60 * MINUTE
+
+/** A limit with backoff lengthens its window at most 2^6 times: 15 minutes become 16 hours. */
+export const MAX_BACKOFF_DOUBLINGS = 6
 
 /** The name of a limit. */
 export type LimitName = keyof AbuseLimits
 
-/** The verdict on one request: go ahead, or wait `retryAfter` seconds. */
-export type LimitCheck = { readonly ok: true } | { readonly ok: false; readonly retryAfter: number }
+/**
+ * The verdict on one request: go ahead (with the counted hit, which {@link AbuseGuard.giveBack} can
+ * take back), or wait `retryAfter` seconds.
+ */
+export type LimitCheck =
+  | { readonly ok: true; readonly counted: CountedHit | undefined }
+  | { readonly ok: false; readonly retryAfter: number }
+
+/** A hit as counted: its key and the window it fell in. */
+export interface CountedHit {
+  readonly key: string
+  readonly window: string
+}
 
 /**
  * Counts requests against the server's limits.
@@ -61,34 +99,104 @@ export type LimitCheck = { readonly ok: true } | { readonly ok: false; readonly 
 export class AbuseGuard {
   readonly #store: RateLimitStore
   readonly #now: () => number
+  readonly #ipv6Prefix: number
   /** The limits in force. */
   readonly limits: AbuseLimits
 
-  constructor(store: RateLimitStore, limits: Partial<AbuseLimits> = {}, now: () => number = Date.now) {
+  /** `ipv6Prefix`: the length of the IPv6 networks counted together (`--ipv6-prefix`). */
+  constructor(
+    store: RateLimitStore,
+    limits: Partial<AbuseLimits> = {},
+    now: () => number = Date.now,
+    ipv6Prefix = DEFAULT_IPV6_PREFIX,
+  ) {
     this.#store = store
     this.#now = now
+    this.#ipv6Prefix = ipv6Prefix
     this.limits = { ...DEFAULT_ABUSE_LIMITS, ...limits }
   }
 
   /**
-   * Counts one request of `subject` (a client address, or several parts joined) against a limit.
-   * A client whose address is unknown shares one count with every other such client: fail closed.
+   * The network a client address counts in (limits/networks.ts), also the key the password checks
+   * queue under (limits/hash-queue.ts).
    */
-  async hit(name: LimitName, ...subject: readonly (string | undefined)[]): Promise<LimitCheck> {
-    const { max, windowMs } = this.limits[name]
-    const { count, resetInMs } = await this.#store.hit(keyOf(name, subject), windowMs, this.#now())
-    return count <= max ? { ok: true } : { ok: false, retryAfter: Math.ceil(resetInMs / 1000) }
+  network(address: string | undefined): string {
+    return networkOf(address, this.#ipv6Prefix)
   }
 
-  /** Forgets a subject's count of one limit. */
-  reset(name: LimitName, ...subject: readonly (string | undefined)[]): Promise<void> {
-    return this.#store.reset(keyOf(name, subject))
+  /**
+   * Counts one request from the client at `address` (its network) against a limit, `parts`
+   * narrowing it (a handle). A client whose address is unknown shares one count with every other
+   * such client: fail closed.
+   */
+  hit(name: LimitName, address: string | undefined, ...parts: readonly string[]): Promise<LimitCheck> {
+    return this.#hit(name, [this.network(address), ...parts])
+  }
+
+  /**
+   * Counts one request against a limit shared by every network: `subject` names what is counted
+   * (`'everyone'`, a handle, a browser). Call it only once the network's own limit has let the
+   * request through, so that a network already refused creates no key.
+   */
+  hitShared(name: LimitName, subject: string): Promise<LimitCheck> {
+    return this.#hit(name, [subject])
+  }
+
+  /**
+   * {@link hitShared} with backoff: each window in which `subject` reached the limit within the
+   * last day ({@link BACKOFF_MEMORY_MS}) doubles the length of its next window, up to
+   * {@link MAX_BACKOFF_DOUBLINGS} times, so that a patient guesser's allowance shrinks from `max`
+   * per window to `max` per 2^6 windows.
+   */
+  async hitWithBackoff(name: LimitName, subject: string): Promise<LimitCheck> {
+    const { max, windowMs } = this.limits[name]
+    const now = this.#now()
+    // A name no limit has, so that no subject's key can be mistaken for it.
+    const locksKey = [`${name}:locks`, subject].join('\n')
+    const locks = await this.#store.peek(locksKey, now)
+    const key = keyOf(name, [subject])
+    const hit = await this.#store.hit(key, windowMs * 2 ** Math.min(locks, MAX_BACKOFF_DOUBLINGS), now)
+    // The window's first refusal, seen by exactly one request however many race: one more lock.
+    if (hit.count === max + 1) await this.#store.hit(locksKey, BACKOFF_MEMORY_MS, now)
+    return verdict(key, max, hit)
+  }
+
+  /**
+   * Takes back a hit whose work did not happen (a device authorization refused as invalid): it
+   * counts no more, unless its window has ended meanwhile.
+   */
+  async giveBack(check: LimitCheck): Promise<void> {
+    if (check.ok && check.counted !== undefined) {
+      await this.#store.giveBack(check.counted.key, check.counted.window)
+    }
+  }
+
+  /** Forgets the count of a limit for the client at `address` (its network) and `parts`. */
+  reset(name: LimitName, address: string | undefined, ...parts: readonly string[]): Promise<void> {
+    return this.#store.reset(keyOf(name, [this.network(address), ...parts]))
+  }
+
+  /** Forgets the count of a shared limit's `subject`. */
+  resetShared(name: LimitName, subject: string): Promise<void> {
+    return this.#store.reset(keyOf(name, [subject]))
+  }
+
+  async #hit(name: LimitName, subject: readonly string[]): Promise<LimitCheck> {
+    const { max, windowMs } = this.limits[name]
+    const key = keyOf(name, subject)
+    return verdict(key, max, await this.#store.hit(key, windowMs, this.#now()))
   }
 }
 
-// Parts are joined with a character no address or handle holds (handles are checked first).
-function keyOf(name: LimitName, subject: readonly (string | undefined)[]): string {
-  return [name, ...subject.map((part) => part ?? 'unknown')].join('\n')
+function verdict(key: string, max: number, { count, resetInMs, window }: Hit): LimitCheck {
+  if (count > max) return { ok: false, retryAfter: Math.ceil(resetInMs / 1000) }
+  return { ok: true, counted: window === undefined ? undefined : { key, window } }
+}
+
+// Parts are joined with a line break, which no network holds; only the last part can be a handle
+// (which might), so two different subjects never make one key.
+function keyOf(name: LimitName, subject: readonly string[]): string {
+  return [name, ...subject].join('\n')
 }
 
 /**

@@ -64,17 +64,17 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /**
- * {@link verifyPassword} for a request from `address`, under the process's cap on concurrent
- * checks (limits/hash-queue.ts): a flood of checks from one address cannot delay another address's
- * check by more than one running check.
+ * {@link verifyPassword} for a request from the client `network` (limits/networks.ts), under the
+ * process's cap on concurrent checks (limits/hash-queue.ts): a flood of checks from one network
+ * cannot delay another network's check by more than one running check.
  *
  * @example
- * await verifyPasswordFor(request.clientAddress, 'correct horse', stored) // true
+ * await verifyPasswordFor(guard.network(request.clientAddress), 'correct horse', stored) // true
  */
 export function verifyPasswordFor(
-  address: string | undefined,
+  network: string | undefined,
   password: string,
   stored: string,
 ): Promise<boolean> {
-  return CHECKS.run(address, () => verifyPassword(password, stored))
+  return CHECKS.run(network, () => verifyPassword(password, stored))
 }

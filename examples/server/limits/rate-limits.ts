@@ -10,6 +10,11 @@ export interface Hit {
   readonly count: number
   /** Milliseconds until the window ends and the count starts again from zero; at least 1. */
   readonly resetInMs: number
+  /**
+   * Which window of the key was counted, for {@link RateLimitStore.giveBack}; absent when nothing
+   * was counted (a full table, a clock that is not a number).
+   */
+  readonly window?: string
 }
 
 /** Where the counts live. Each call is atomic on its own: the count it answers includes this hit. */
@@ -19,6 +24,13 @@ export interface RateLimitStore {
    * previous one ended.
    */
   hit(key: string, windowMs: number, now: number): Promise<Hit>
+  /**
+   * Takes back one hit of `window` (a {@link Hit}'s), when the work it was counted for did not
+   * happen; nothing once that window has ended, so a later window's count is never lowered.
+   */
+  giveBack(key: string, window: string): Promise<void>
+  /** The count of `key`'s running window, without counting a hit or creating the key; 0 if none. */
+  peek(key: string, now: number): Promise<number>
   /** Forgets a key's count (a successful sign-in clears its own failures). */
   reset(key: string): Promise<void>
 }
@@ -29,12 +41,20 @@ export const MAX_RATE_LIMIT_KEYS = 100_000
 interface Window {
   count: number
   readonly endsAt: number
+  readonly id: string
 }
+
+// How often a full table looks again for ended windows to forget: each look reads every key.
+const FULL_SWEEP_INTERVAL_MS = 1000
 
 /**
  * The in-memory counts of one server process. Memory stays bounded whatever the number of keys
- * (client addresses, handles): ended windows are swept, and past `maxKeys` the oldest windows are
- * forgotten first — which can only let an old key start afresh, never lock a new one out.
+ * (networks, handles): ended windows are swept, and once `maxKeys` windows are running a hit that
+ * needs a new one is refused (counted as over any limit, with the time until the first running
+ * window ends) rather than forgetting a running one — forgetting would start someone's count
+ * afresh, and the keys a flood creates would push out the counts that limit it. No key is created
+ * for a network already refused (limits/abuse-limits.ts checks the network first), so one network
+ * holds at most a bounded share of the table.
  *
  * @example
  * const limits = new MemoryRateLimitStore()
@@ -44,6 +64,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
   readonly #windows = new Map<string, Window>()
   readonly #maxKeys: number
   #nextSweepAt = 0
+  // No running window ends before this (it may lag behind a reset key: then a look finds nothing),
+  // and when a full table may be read again.
+  #firstEndAt = Number.POSITIVE_INFINITY
+  #nextFullSweepAt = Number.NEGATIVE_INFINITY
+  #windowsStarted = 0
 
   constructor(maxKeys = MAX_RATE_LIMIT_KEYS) {
     this.#maxKeys = maxKeys
@@ -54,13 +79,30 @@ export class MemoryRateLimitStore implements RateLimitStore {
     if (!Number.isFinite(now)) return { count: Number.MAX_SAFE_INTEGER, resetInMs: windowMs }
     this.#sweep(now)
     let window = this.#windows.get(key)
-    if (window === undefined || now >= window.endsAt) {
+    if (window !== undefined && !(now < window.endsAt)) {
       this.#windows.delete(key)
-      window = { count: 0, endsAt: now + windowMs }
+      window = undefined
+    }
+    if (window === undefined) {
+      if (this.#windows.size >= this.#maxKeys && !this.#makeRoom(now)) {
+        return { count: Number.MAX_SAFE_INTEGER, resetInMs: Math.max(1, this.#firstEndAt - now) }
+      }
+      window = { count: 0, endsAt: now + windowMs, id: String(++this.#windowsStarted) }
       this.#windows.set(key, window)
+      this.#firstEndAt = Math.min(this.#firstEndAt, window.endsAt)
     }
     window.count++
-    return { count: window.count, resetInMs: Math.max(1, window.endsAt - now) }
+    return { count: window.count, resetInMs: Math.max(1, window.endsAt - now), window: window.id }
+  }
+
+  async giveBack(key: string, window: string): Promise<void> {
+    const current = this.#windows.get(key)
+    if (current !== undefined && current.id === window && current.count > 0) current.count--
+  }
+
+  async peek(key: string, now: number): Promise<number> {
+    const window = this.#windows.get(key)
+    return window !== undefined && now < window.endsAt ? window.count : 0
   }
 
   async reset(key: string): Promise<void> {
@@ -75,12 +117,25 @@ export class MemoryRateLimitStore implements RateLimitStore {
   #sweep(now: number): void {
     if (now >= this.#nextSweepAt) {
       this.#nextSweepAt = now + 10_000
-      for (const [key, window] of this.#windows) if (!(now < window.endsAt)) this.#windows.delete(key)
+      this.#forgetEnded(now)
     }
-    // Insertion order is window-start order: the oldest windows go first.
-    for (const key of this.#windows.keys()) {
-      if (this.#windows.size < this.#maxKeys) break
-      this.#windows.delete(key)
+  }
+
+  // Frees room in a full table by forgetting ended windows only; false when none has ended. The
+  // table is read at most once a second, and not before its first window can have ended.
+  #makeRoom(now: number): boolean {
+    if (now < this.#firstEndAt || now < this.#nextFullSweepAt) return false
+    this.#nextFullSweepAt = now + FULL_SWEEP_INTERVAL_MS
+    this.#forgetEnded(now)
+    return this.#windows.size < this.#maxKeys
+  }
+
+  #forgetEnded(now: number): void {
+    let firstEndAt = Number.POSITIVE_INFINITY
+    for (const [key, window] of this.#windows) {
+      if (!(now < window.endsAt)) this.#windows.delete(key)
+      else firstEndAt = Math.min(firstEndAt, window.endsAt)
     }
+    this.#firstEndAt = firstEndAt
   }
 }

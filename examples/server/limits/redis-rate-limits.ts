@@ -1,10 +1,13 @@
 /**
  * The abuse limits' counts on Redis (`--store redis://…`): every instance sharing the store shares
  * them, so a client cannot multiply its allowance by spreading requests over instances. One Lua
- * script per hit (INCR, then the window's expiry on the first hit): atomic, one round trip, and
- * answered before the guarded work begins. A Redis failure rejects, and the server answers 503
+ * script per hit (HINCRBY, then the window's id and expiry on the first hit): atomic, one round
+ * trip, and answered before the guarded work begins. Every key expires with its window, and no key
+ * is created for a network already refused (limits/abuse-limits.ts checks the network's own count
+ * first), so one network holds at most a bounded number of keys. A Redis failure rejects, and the server answers 503
  * rather than let the request through unlimited.
  */
+import { randomBytes } from 'node:crypto'
 import {
   closeRedisConnection,
   openRedisConnection,
@@ -14,17 +17,29 @@ import {
 import { TokenStoreError } from '../../../src/index.js'
 import type { Hit, RateLimitStore } from './rate-limits.js'
 
-// KEYS: the counter. ARGV: the window in ms. Counts one hit; the first hit of a window sets its
-// expiry, so the key disappears when the window ends. Answers { count, ms left in the window }.
+// KEYS: the window, a hash { n: count, w: the window's id }. ARGV: the window in ms, an id for a
+// new window. Counts one hit; the first hit of a window names it and sets its expiry, so the key
+// disappears when the window ends. Answers { count, ms left in the window, the window's id }.
 const HIT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local count = redis.call('HINCRBY', KEYS[1], 'n', 1)
+if count == 1 then
+  redis.call('HSET', KEYS[1], 'w', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
-return { count, ttl }
+return { count, ttl, redis.call('HGET', KEYS[1], 'w') }
+`
+
+// KEYS: the window. ARGV: the window's id. Takes one hit back, only from that same window.
+const GIVE_BACK = `
+if redis.call('HGET', KEYS[1], 'w') == ARGV[1] and tonumber(redis.call('HGET', KEYS[1], 'n')) > 0 then
+  redis.call('HINCRBY', KEYS[1], 'n', -1)
+end
+return 0
 `
 
 const COMMAND_TIMEOUT_MS = 500
@@ -42,13 +57,16 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly #prefix: string
 
   /** `url`: `redis://…` or `redis-cluster://…` (every count is one key: any slot will do). */
-  constructor(url: string, keyPrefix = 'dap:limits:') {
+  // The prefix changed with the key's type (a hash since the window has an id): a counter of the
+  // earlier scheme is never read as one of this one.
+  constructor(url: string, keyPrefix = 'dap:limit:') {
     this.#prefix = keyPrefix
     // The library's fail-fast connection (no offline queue, no retry while Redis is away).
     this.#client = openRedisConnection(url, COMMAND_TIMEOUT_MS, 'dap-rate-limits')
     // Failures surface as rejected commands; the connection's own errors need no listener's noise.
     this.#client.on('error', () => {})
     this.#client.defineCommand('dapRateLimitHit', { numberOfKeys: 1, lua: HIT })
+    this.#client.defineCommand('dapRateLimitGiveBack', { numberOfKeys: 1, lua: GIVE_BACK })
   }
 
   /** Resolves once the connection is up; rejects after `timeoutMs`. */
@@ -67,15 +85,43 @@ export class RedisRateLimitStore implements RateLimitStore {
     try {
       const command = (this.#client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)
         .dapRateLimitHit!
-      answer = await command.call(this.#client, this.#prefix + key, Math.max(1, Math.ceil(windowMs)))
+      answer = await command.call(
+        this.#client,
+        this.#prefix + key,
+        Math.max(1, Math.ceil(windowMs)),
+        randomBytes(9).toString('base64url'),
+      )
     } catch (error) {
       throw new TokenStoreError('cannot count a rate-limited request on Redis', { cause: error })
     }
-    const [count, ttl] = Array.isArray(answer) ? answer : []
-    if (typeof count !== 'number' || typeof ttl !== 'number' || count < 1) {
+    const [count, ttl, window] = Array.isArray(answer) ? answer : []
+    if (typeof count !== 'number' || typeof ttl !== 'number' || typeof window !== 'string' || count < 1) {
       throw new TokenStoreError('Redis answered a malformed rate-limit count')
     }
-    return { count, resetInMs: Math.max(1, ttl) }
+    return { count, resetInMs: Math.max(1, ttl), window }
+  }
+
+  async giveBack(key: string, window: string): Promise<void> {
+    try {
+      const command = (this.#client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)
+        .dapRateLimitGiveBack!
+      await command.call(this.#client, this.#prefix + key, window)
+    } catch (error) {
+      throw new TokenStoreError('cannot give back a rate-limited request on Redis', { cause: error })
+    }
+  }
+
+  async peek(key: string, _now: number): Promise<number> {
+    let answer: unknown
+    try {
+      answer = await this.#client.hget(this.#prefix + key, 'n')
+    } catch (error) {
+      throw new TokenStoreError('cannot read a rate-limit count on Redis', { cause: error })
+    }
+    if (answer === null) return 0
+    const count = typeof answer === 'string' && /^\d{1,15}$/.test(answer) ? Number(answer) : undefined
+    if (count === undefined) throw new TokenStoreError('Redis answered a malformed rate-limit count')
+    return count
   }
 
   async reset(key: string): Promise<void> {

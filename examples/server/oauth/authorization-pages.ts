@@ -7,6 +7,7 @@
  * error, any other error a redirect to the verified redirect URI with `error` and `state` — and only
  * a valid request reaches sign-in and then the consent page.
  */
+import { createHash } from 'node:crypto'
 import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/index.js'
 import {
   buildRedirectUrl,
@@ -15,9 +16,12 @@ import {
   OAuthError,
   validateAuthorizationRequest,
 } from '../../../src/oauth/index.js'
+import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
+import { SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
+import { messagePage } from '../web/html.js'
 import { safeNext } from '../web/next-path.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'
@@ -31,7 +35,7 @@ import {
   describeClient,
   deviceDonePage,
 } from './oauth-pages.js'
-import type { PendingConsent } from './pending-consents.js'
+import type { ConsentsFull, PendingConsent } from './pending-consents.js'
 
 function single(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name)
@@ -42,6 +46,29 @@ function lifetimeInWords(ms: number): string {
   const minutes = Math.round(ms / 60_000)
   if (minutes % 60 === 0) return minutes === 60 ? '1 hour' : `${minutes / 60} hours`
   return minutes === 1 ? '1 minute' : `${minutes} minutes`
+}
+
+/**
+ * Who a request is, for the counts kept per person: the signed-in user, else the browser (its
+ * anonymous sign-in cookie, which a form's CSRF check has verified, hashed so that no key holds a
+ * cookie's value). Wrong user codes count against it (device-pages.ts), and so do open consent
+ * pages (oauth/pending-consents.ts).
+ */
+export function consentOwner(session: Session | undefined, request?: ApiRequest): string {
+  if (session !== undefined) return `user:${session.handle}`
+  const cookie = request?.cookies[SIGNIN_CSRF_COOKIE] ?? ''
+  return `browser:${createHash('sha256').update(cookie).digest('hex')}`
+}
+
+/** The 503 page when the server holds as many open consent pages as it can. */
+export function consentsFullPage(full: ConsentsFull, session?: Session): RouteResult {
+  return messagePage(
+    503,
+    'Try again later',
+    `Too many consent requests are open on this server. Try again in ${waitInWords(full.retryAfter)}.`,
+    session,
+    { 'retry-after': String(full.retryAfter) },
+  )
 }
 
 /** The consent page of a pending consent, for its signed-in session. */
@@ -94,7 +121,12 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
       reason: `Sign in to decide whether ${describeClient(client, 'code').name} may access your account.`,
     })
   }
-  const pending = context.consents.create({ kind: 'code', request: authorization, client }, session.id)
+  const pending = await context.consents.create(
+    { kind: 'code', request: authorization, client },
+    consentOwner(session),
+    session.id,
+  )
+  if ('full' in pending) return consentsFullPage(pending, session)
   return showConsent(context, pending, session)
 }
 
@@ -115,7 +147,7 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
   if (decision !== DECISIONS[0] && decision !== DECISIONS[1]) {
     return consentGonePage(session, 'Choose “Allow access” or “Deny” on the consent page.')
   }
-  const pending = context.consents.take(single(form, 'consent'), session.id)
+  const pending = await context.consents.take(single(form, 'consent'), session.id)
   if (pending === undefined) {
     return consentGonePage(session, 'This consent page has expired or was already answered.')
   }

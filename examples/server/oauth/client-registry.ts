@@ -86,20 +86,20 @@ export class ClientRegistry {
   /**
    * The lookup for one token or device authorization request: the secret it presents (`Basic`
    * header or `client_secret`) is checked against the client's scrypt hash, once, in the turn of
-   * the requesting `address` (limits/password-hash.ts).
+   * the requesting client `network` (limits/password-hash.ts).
    *
    * @example
-   * const clients = registry.lookupFor(params, request.authorization[0], request.clientAddress)
+   * const clients = registry.lookupFor(params, request.authorization[0], guard.network(request.clientAddress))
    * await handleTokenRequest(params, { clients, state, tokens, now })
    */
-  lookupFor(params: OAuthParams, authorization: string | undefined, address?: string): LookupClient {
+  lookupFor(params: OAuthParams, authorization: string | undefined, network?: string): LookupClient {
     const presented = basicSecret(authorization) ?? bodySecret(params)
     return async (id) => {
       const client = this.#clients.get(id)
       if (client === undefined) return undefined
       if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
       const verified =
-        presented !== undefined && (await verifyPasswordFor(address, presented, client.secretHash))
+        presented !== undefined && (await verifyPasswordFor(network, presented, client.secretHash))
       return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)
     }
   }

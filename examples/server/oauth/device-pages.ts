@@ -6,18 +6,19 @@
  *
  * Wrong codes are counted by the core per browser (the anonymous sign-in cookie) or, once signed
  * in, per user, and lock after 5 within 15 minutes. Since new browsers are cheap, every entry, right
- * or wrong, is also counted per client address (limits/abuse-limits.ts: 50 in 15 minutes) — atomically and
+ * or wrong, is also counted per client network (limits/abuse-limits.ts: 50 in 15 minutes) — atomically and
  * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
-import { createHash } from 'node:crypto'
 import { verifyUserCode } from '../../../src/oauth/index.js'
+// The core's window, not part of its public surface: only the lock's Retry-After needs it.
+import { USER_CODE_FAILURE_WINDOW_MS } from '../../../src/oauth/verify-user-code.js'
 import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
-import { checkSessionCsrf, SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
+import { checkSessionCsrf } from '../web/csrf.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'
-import { showConsent } from './authorization-pages.js'
+import { consentOwner, consentsFullPage, showConsent } from './authorization-pages.js'
 import type { OAuthContext } from './oauth-context.js'
 import { DEVICE_PATH, describeClient, devicePage } from './oauth-pages.js'
 
@@ -26,14 +27,6 @@ const MAX_USER_CODE_INPUT = 64
 function single(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name)
   return values.length === 1 ? values[0] : undefined
-}
-
-// Whose wrong entries count: the signed-in user, else this browser's anonymous cookie (which the
-// form's CSRF check has just verified), hashed so the counter keys never hold a cookie value.
-function attemptKey(session: Session | undefined, request: ApiRequest): string {
-  if (session !== undefined) return `user:${session.handle}`
-  const cookie = request.cookies[SIGNIN_CSRF_COOKIE] ?? ''
-  return `browser:${createHash('sha256').update(cookie).digest('hex')}`
 }
 
 /** The verification page, with a form token for whoever is (or is not) signed in. */
@@ -79,7 +72,7 @@ export async function showDevicePage(context: OAuthContext, request: ApiRequest)
       const check = await context.web.requireSignIn(request, request.target, 'page')
       if (!check.ok) return check.result
     }
-    const pending = session === undefined ? undefined : context.consents.claim(consent, session.id)
+    const pending = session === undefined ? undefined : await context.consents.claim(consent, session.id)
     if (pending === undefined || pending.kind !== 'device') {
       return entryPage(context, request, session, {
         error: 'That request has expired. Enter the code from your device again.',
@@ -124,7 +117,7 @@ export async function enterUserCode(context: OAuthContext, request: ApiRequest):
   const now = context.now()
   const result = await verifyUserCode({
     userCode,
-    attemptKey: attemptKey(session, request),
+    attemptKey: consentOwner(session, request),
     now,
     store: state,
   })
@@ -139,11 +132,19 @@ export async function enterUserCode(context: OAuthContext, request: ApiRequest):
       userCode: result.reason === 'invalid_code' ? userCode : undefined,
       error: messages[result.reason],
       status: result.reason === 'locked' ? 429 : 400,
+      // The core does not say when the lock ends: at the latest one failure window after now.
+      ...(result.reason === 'locked' && { retryAfter: USER_CODE_FAILURE_WINDOW_MS / 1000 }),
     })
   }
   const { grant } = result
   const client = grant.clientId === undefined ? undefined : context.clients.identify(grant.clientId)
-  const pending = context.consents.create({ kind: 'device', grant, client }, session?.id, grant.expiresAt)
+  const pending = await context.consents.create(
+    { kind: 'device', grant, client },
+    consentOwner(session, request),
+    session?.id,
+    grant.expiresAt,
+  )
+  if ('full' in pending) return consentsFullPage(pending, session)
   if (session !== undefined) return showConsent(context, pending, session)
   return signInPage({
     csrf: web.signInCsrf.issue(request),

@@ -45,22 +45,21 @@ async function overLimit(
   ...names: readonly LimitName[]
 ): Promise<RouteResult | undefined> {
   for (const name of names) {
-    const check =
-      name === 'deviceGrants'
-        ? await context.guard.hit(name, 'everyone')
-        : await context.guard.hit(name, request.clientAddress)
-    if (!check.ok) {
-      const error = new OAuthError(
-        'slow_down',
-        name === 'deviceGrants'
-          ? 'too many device authorizations are pending on this server; try again later'
-          : 'too many requests from this address; try again later',
-        { status: 429 },
-      )
-      return json(error.toJSON(), error.status, { ...NO_STORE, 'retry-after': String(check.retryAfter) })
-    }
+    const check = await context.guard.hit(name, request.clientAddress)
+    if (!check.ok) return tooManyRequests(name, check.retryAfter)
   }
   return undefined
+}
+
+function tooManyRequests(name: LimitName, retryAfter: number): RouteResult {
+  const error = new OAuthError(
+    'slow_down',
+    name === 'deviceGrants'
+      ? 'too many device authorizations are pending on this server; try again later'
+      : 'too many requests from this address; try again later',
+    { status: 429 },
+  )
+  return json(error.toJSON(), error.status, { ...NO_STORE, 'retry-after': String(retryAfter) })
 }
 
 type Checked =
@@ -105,7 +104,7 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
   const response = await handleTokenRequest(params, {
-    clients: context.clients.lookupFor(params, authorization, request.clientAddress),
+    clients: context.clients.lookupFor(params, authorization, context.guard.network(request.clientAddress)),
     state: context.state,
     tokens: context.tokens,
     now: context.now(),
@@ -124,22 +123,39 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
  * { method: 'POST', path: '/oauth/device_authorization', handle: (request) => deviceAuthorization(context, request) }
  */
 export async function deviceAuthorization(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  // The address's own limit first, so that one client cannot use up everyone's allowance.
-  const limited = await overLimit(context, request, 'deviceAuthorization', 'deviceGrants')
+  // The network's own limit first, so that one client cannot use up everyone's allowance.
+  const limited = await overLimit(context, request, 'deviceAuthorization')
   if (limited !== undefined) return limited
   const checked = await readRequest(request)
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
-  const response = await handleDeviceAuthorizationRequest(params, {
-    clients: context.clients.lookupFor(params, authorization, request.clientAddress),
-    state: context.state,
-    now: context.now(),
-    authorization,
-    verificationUri: `${context.origin.url}/device`,
-    realm: OAUTH_REALM,
-  })
-  logServerError('POST /oauth/device_authorization', response.error)
-  return json(response.body, response.status, lowerCased(response.headers))
+  // The cap counts grants created: counted before the core runs (a parallel burst cannot pass it),
+  // given back when the core refuses the request (a 400 or 401 spends none of everyone's cap).
+  const cap = await context.guard.hitShared('deviceGrants', 'everyone')
+  if (!cap.ok) return tooManyRequests('deviceGrants', cap.retryAfter)
+  let created = false
+  try {
+    const response = await handleDeviceAuthorizationRequest(params, {
+      clients: context.clients.lookupFor(params, authorization, context.guard.network(request.clientAddress)),
+      state: context.state,
+      now: context.now(),
+      authorization,
+      verificationUri: `${context.origin.url}/device`,
+      realm: OAUTH_REALM,
+    })
+    created = response.status === 200
+    logServerError('POST /oauth/device_authorization', response.error)
+    return json(response.body, response.status, lowerCased(response.headers))
+  } finally {
+    // A count the store cannot take back stays spent: the cap errs on the side of refusing.
+    if (!created) {
+      await context.guard
+        .giveBack(cap)
+        .catch((error: unknown) =>
+          console.error('POST /oauth/device_authorization: cap not given back:', error),
+        )
+    }
+  }
 }
 
 /**

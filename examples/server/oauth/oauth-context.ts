@@ -10,7 +10,7 @@ import type { PublicOrigin } from '../public-origin.js'
 import type { SeedOAuthClient } from '../seed/load.js'
 import type { WebContext } from '../web/web-context.js'
 import { ClientRegistry } from './client-registry.js'
-import { PendingConsents } from './pending-consents.js'
+import { MemoryPendingConsents, type PendingConsentStore } from './pending-consents.js'
 
 /** Options of {@link createOAuthContext}. */
 export interface OAuthContextOptions {
@@ -25,6 +25,8 @@ export interface OAuthContextOptions {
   readonly state?: OAuthStateStore
   /** Lifetime of issued access tokens; one hour by default (design §6). */
   readonly accessTokenTtlMs?: number
+  /** Where pending consents live; in memory by default, on Redis with `--store redis…`. */
+  readonly consents?: PendingConsentStore
   /** The per-address limits of the unauthenticated endpoints (limits/abuse-limits.ts). */
   readonly guard: AbuseGuard
   /** The server's public origin, for the metadata and `verification_uri`. */
@@ -38,7 +40,7 @@ export interface OAuthContext {
   readonly tokens: TokenStore
   readonly web: WebContext
   readonly now: () => number
-  readonly consents: PendingConsents
+  readonly consents: PendingConsentStore
   readonly accessTokenTtlMs: number | undefined
   readonly guard: AbuseGuard
   readonly origin: PublicOrigin
@@ -58,7 +60,7 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
     tokens: options.tokens,
     web: options.web,
     now,
-    consents: new PendingConsents(now),
+    consents: options.consents ?? new MemoryPendingConsents(now),
     accessTokenTtlMs: options.accessTokenTtlMs,
     guard: options.guard,
     origin: options.origin,

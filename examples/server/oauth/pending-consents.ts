@@ -3,6 +3,12 @@
  * validated request (or the verified device grant) stays here, on the server, so a re-posted or
  * edited form can never change what is approved: its client, redirect URI, scopes, state or code
  * challenge. An entry is answered once, by the session it was shown to, within ten minutes.
+ *
+ * Entries live in the server's store — this process's memory, or the Redis that several instances
+ * share (oauth/redis-pending-consents.ts), so any instance answers a consent page another showed.
+ * Each belongs to an owner — the signed-in user, or before sign-in the browser that entered a user
+ * code — who keeps at most {@link MAX_PENDING_CONSENTS_PER_OWNER} open: past it the owner's own
+ * oldest is forgotten, never anyone else's. Creating one takes constant time.
  */
 import type { AuthorizationRequest, DeviceGrantSummary } from '../../../src/oauth/index.js'
 import { randomToken } from '../web/sessions.js'
@@ -11,8 +17,20 @@ import type { ClientIdentity } from './client-registry.js'
 /** How long a consent page may stay open before its answer is refused. */
 export const CONSENT_TTL_MS = 10 * 60_000
 
-/** Consent requests kept at most; past it, the oldest are forgotten. */
+/** Consent requests one owner (a user, a browser) keeps open at most; past it, its oldest go. */
+export const MAX_PENDING_CONSENTS_PER_OWNER = 20
+
+/**
+ * Consent requests of signed-out browsers (owners `browser:…`) one process keeps in memory at most,
+ * for every browser together: past it, a new one is refused ({@link ConsentsFull}) until the oldest
+ * expires; nobody's open consent is forgotten to make room. Browsers are as cheap as new cookies,
+ * so they need this bound; users (owners `user:…`) are the seed's, each bounded on its own, and
+ * never refused for the browsers' sake.
+ */
 export const MAX_PENDING_CONSENTS = 10_000
+
+// The owners that are signed-in users; every other owner is a browser.
+const USER_OWNER = 'user:'
 
 /** What is waiting for consent: an authorization request, or a device grant whose code was entered. */
 export type ConsentSubject =
@@ -34,82 +52,162 @@ export type PendingConsent = ConsentSubject & {
   readonly expiresAt: number
   /**
    * The session the consent page was shown to; a device consent started before sign-in has none
-   * until the user signs in and sees it ({@link PendingConsents.claim}).
+   * until the user signs in and sees it ({@link PendingConsentStore.claim}).
    */
   readonly sessionId: string | undefined
 }
 
-/**
- * The in-memory store of pending consents.
- *
- * @example
- * const consents = new PendingConsents(Date.now)
- * const pending = consents.create({ kind: 'code', request, client }, session.id)
- * consents.take(pending.id, session.id) // the entry, once
- */
-export class PendingConsents {
-  readonly #now: () => number
-  readonly #entries = new Map<string, PendingConsent>()
+/** The answer of {@link PendingConsentStore.create} when there is no room: try again after `retryAfter` s. */
+export interface ConsentsFull {
+  readonly full: true
+  readonly retryAfter: number
+}
 
-  constructor(now: () => number) {
-    this.#now = now
-  }
-
-  /** Stores a consent request, bound to `sessionId` when given, and answers it with its id. */
-  create(subject: ConsentSubject, sessionId: string | undefined, expiresAt?: number): PendingConsent {
-    const now = this.#now()
-    this.#sweep(now)
-    const pending: PendingConsent = {
-      ...subject,
-      id: randomToken(),
-      expiresAt: Math.min(expiresAt ?? Number.POSITIVE_INFINITY, now + CONSENT_TTL_MS),
-      sessionId,
-    }
-    this.#entries.set(pending.id, pending)
-    return pending
-  }
-
+/** Where pending consents live. */
+export interface PendingConsentStore {
+  /**
+   * Stores a consent request of `owner` (`user:HANDLE`, `browser:HASH`), bound to `sessionId` when
+   * given, and answers it with its id; or {@link ConsentsFull} when no room is left.
+   */
+  create(
+    subject: ConsentSubject,
+    owner: string,
+    sessionId: string | undefined,
+    expiresAt?: number,
+  ): Promise<PendingConsent | ConsentsFull>
   /**
    * The unexpired entry `id` for the session `sessionId`, binding an unbound entry to it: the
    * first signed-in session to open a device consent owns it.
    */
-  claim(id: string | undefined, sessionId: string): PendingConsent | undefined {
-    const pending = this.#live(id)
-    if (pending === undefined) return undefined
-    if (pending.sessionId === undefined) {
-      const claimed = { ...pending, sessionId }
-      this.#entries.set(pending.id, claimed)
+  claim(id: string | undefined, sessionId: string): Promise<PendingConsent | undefined>
+  /** Removes and answers the unexpired entry `id` of the session `sessionId`: an answer is taken once. */
+  take(id: string | undefined, sessionId: string): Promise<PendingConsent | undefined>
+}
+
+/**
+ * A new entry's id and expiry: ten minutes at most, less when `expiresAt` (a device grant's end)
+ * comes sooner.
+ */
+export function newConsent(
+  subject: ConsentSubject,
+  sessionId: string | undefined,
+  now: number,
+  expiresAt?: number,
+): PendingConsent {
+  return {
+    ...subject,
+    id: randomToken(),
+    expiresAt: Math.min(expiresAt ?? Number.POSITIVE_INFINITY, now + CONSENT_TTL_MS),
+    sessionId,
+  }
+}
+
+type Entry = { readonly consent: PendingConsent; readonly owner: string }
+
+/**
+ * The pending consents of one process.
+ *
+ * @example
+ * const consents = new MemoryPendingConsents(Date.now)
+ * const pending = await consents.create({ kind: 'code', request, client }, 'user:alice', session.id)
+ * if (!('full' in pending)) await consents.take(pending.id, session.id) // the entry, once
+ */
+export class MemoryPendingConsents implements PendingConsentStore {
+  readonly #now: () => number
+  readonly #maxPerOwner: number
+  readonly #max: number
+  // Every entry, in creation order; each owner's ids, and the browsers' ids, in creation order.
+  readonly #entries = new Map<string, Entry>()
+  readonly #byOwner = new Map<string, Set<string>>()
+  readonly #browsers = new Set<string>()
+
+  constructor(now: () => number, maxPerOwner = MAX_PENDING_CONSENTS_PER_OWNER, max = MAX_PENDING_CONSENTS) {
+    this.#now = now
+    this.#maxPerOwner = maxPerOwner
+    this.#max = max
+  }
+
+  async create(
+    subject: ConsentSubject,
+    owner: string,
+    sessionId: string | undefined,
+    expiresAt?: number,
+  ): Promise<PendingConsent | ConsentsFull> {
+    const now = this.#now()
+    this.#forgetExpiredOldest(now)
+    // The owner's own oldest makes room for its newest.
+    const own = this.#byOwner.get(owner)
+    if (own !== undefined && own.size >= this.#maxPerOwner) this.#delete(own.values().next().value!)
+    const browser = !owner.startsWith(USER_OWNER)
+    if (browser && this.#browsers.size >= this.#max) {
+      const oldest = this.#entries.get(this.#browsers.values().next().value!)!
+      return { full: true, retryAfter: Math.max(1, Math.ceil((oldest.consent.expiresAt - now) / 1000)) }
+    }
+    const consent = newConsent(subject, sessionId, now, expiresAt)
+    this.#entries.set(consent.id, { consent, owner })
+    if (browser) this.#browsers.add(consent.id)
+    const ids = this.#byOwner.get(owner)
+    if (ids === undefined) this.#byOwner.set(owner, new Set([consent.id]))
+    else ids.add(consent.id)
+    return consent
+  }
+
+  async claim(id: string | undefined, sessionId: string): Promise<PendingConsent | undefined> {
+    const entry = this.#live(id)
+    if (entry === undefined) return undefined
+    const { consent } = entry
+    if (consent.sessionId === undefined) {
+      const claimed = { ...consent, sessionId }
+      this.#entries.set(consent.id, { consent: claimed, owner: entry.owner })
       return claimed
     }
-    return pending.sessionId === sessionId ? pending : undefined
+    return consent.sessionId === sessionId ? consent : undefined
   }
 
-  /** Removes and answers the unexpired entry `id` of the session `sessionId`: an answer is taken once. */
-  take(id: string | undefined, sessionId: string): PendingConsent | undefined {
-    const pending = this.#live(id)
-    if (pending === undefined || pending.sessionId !== sessionId) return undefined
-    this.#entries.delete(pending.id)
-    return pending
+  async take(id: string | undefined, sessionId: string): Promise<PendingConsent | undefined> {
+    const entry = this.#live(id)
+    if (entry === undefined || entry.consent.sessionId !== sessionId) return undefined
+    this.#delete(entry.consent.id)
+    return entry.consent
   }
 
-  #live(id: string | undefined): PendingConsent | undefined {
+  /** Entries held (for tests of the bounds). */
+  get size(): number {
+    return this.#entries.size
+  }
+
+  #live(id: string | undefined): Entry | undefined {
     if (id === undefined) return undefined
-    const pending = this.#entries.get(id)
-    if (pending === undefined) return undefined
+    const entry = this.#entries.get(id)
+    if (entry === undefined) return undefined
     // Written as "not before" so that a NaN clock expires the entry rather than keeping it.
-    if (!(this.#now() < pending.expiresAt)) {
-      this.#entries.delete(id)
+    if (!(this.#now() < entry.consent.expiresAt)) {
+      this.#delete(id)
       return undefined
     }
-    return pending
+    return entry
   }
 
-  #sweep(now: number): void {
-    for (const [id, pending] of this.#entries) if (!(now < pending.expiresAt)) this.#entries.delete(id)
-    // Insertion order is creation order: the oldest go first.
-    for (const id of this.#entries.keys()) {
-      if (this.#entries.size < MAX_PENDING_CONSENTS) break
-      this.#entries.delete(id)
+  // Forgets expired entries from the oldest on, stopping at the first live one, among all entries
+  // and among the browsers' (whose bound must not be held by expired ones behind a user's): each
+  // entry is looked at a bounded number of times more than it is created, so creating stays
+  // constant time on average. An entry that expires sooner behind a live one waits its turn.
+  #forgetExpiredOldest(now: number): void {
+    for (const order of [this.#entries.keys(), this.#browsers.values()]) {
+      for (const id of order) {
+        if (now < this.#entries.get(id)!.consent.expiresAt) break
+        this.#delete(id)
+      }
     }
+  }
+
+  #delete(id: string): void {
+    const entry = this.#entries.get(id)
+    if (entry === undefined) return
+    this.#entries.delete(id)
+    this.#browsers.delete(id)
+    const ids = this.#byOwner.get(entry.owner)
+    ids?.delete(id)
+    if (ids?.size === 0) this.#byOwner.delete(entry.owner)
   }
 }

@@ -1,13 +1,15 @@
 /**
  * Sign-in and sign-out pages (design §9): `GET /signin`, `POST /signin` (fields `handle`,
  * `password`, `next`, `csrf_token`), `POST /signout` (field `csrf_token`). Credentials are the
- * seed's users, checked with scrypt; attempts are limited per address and per (handle, address),
- * so that nobody can lock a user out from elsewhere (limits/abuse-limits.ts); a successful sign-in always
- * starts a new session (a fixed id planted before sign-in is never promoted). Over plain HTTP from
- * another machine every route is the 403 page of https-only.ts.
+ * seed's users, checked with scrypt; attempts are limited per network, per (handle, network), and
+ * per handle from every network together — except from a browser holding the handle's device
+ * cookie (device-cookies.ts), issued by each successful sign-in, so that nobody can lock a user out
+ * of the browsers they use (limits/abuse-limits.ts). A successful sign-in always starts a new
+ * session (a fixed id planted before sign-in is never promoted). Over plain HTTP from another
+ * machine every route is the 403 page of https-only.ts.
  */
 
-import { type AbuseGuard, waitInWords } from '../limits/abuse-limits.js'
+import { type AbuseGuard, type LimitCheck, waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-set.js'
@@ -62,30 +64,53 @@ export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
     if (handle.length > MAX_HANDLE_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
       return again(401, WRONG_CREDENTIALS)
     }
-    // Counted before the password is checked, so parallel guesses cannot slip past either limit.
-    // The handle's count is its own address's only: a lock never refuses the right password from
-    // another address, and an attacker's failures never lock the real user out.
+    // Counted before the password is checked, so parallel guesses cannot slip past any limit, and
+    // the network's own count first: a network already refused creates no key for the handles it
+    // makes up. The handle's count per network never refuses the right password from another
+    // network. The account's count from every network refuses strangers' browsers, but not one the
+    // account signed in from before (its device cookie), which has a count of its own instead; a
+    // successful sign-in gives its hit back, so only failures add up against the account, and
+    // each lock within a day doubles the account's next window (backoff).
     const address = request.clientAddress
-    for (const limit of [
-      await guard.hit('signIn', address),
-      await guard.hit('signInHandle', address, handle),
-    ]) {
-      if (!limit.ok) {
-        return again(
-          429,
-          `Too many sign-in attempts from this network. Try again in ${waitInWords(limit.retryAfter)}.`,
-          { 'retry-after': String(limit.retryAfter) },
-        )
+    const device = web.deviceCookies.check(request, handle)
+    const limits = [
+      () => guard.hit('signIn', address),
+      () => guard.hit('signInHandle', address, handle),
+      device === undefined
+        ? () => guard.hitWithBackoff('signInAccount', handle)
+        : () => guard.hitShared('signInDevice', device),
+    ]
+    let last: LimitCheck | undefined
+    for (const [i, limit] of limits.entries()) {
+      last = await limit()
+      if (!last.ok) {
+        const why =
+          i < 2
+            ? 'Too many sign-in attempts from this network. Try again'
+            : device === undefined
+              ? 'Too many sign-in attempts for this account. Sign in from a browser you have used before, or try again'
+              : 'Too many sign-in attempts from this browser. Try again'
+        return again(429, `${why} in ${waitInWords(last.retryAfter)}.`, {
+          'retry-after': String(last.retryAfter),
+        })
       }
     }
-    if (!(await web.users.verify(handle, password, address))) return again(401, WRONG_CREDENTIALS)
+    if (!(await web.users.verify(handle, password, guard.network(address)))) {
+      return again(401, WRONG_CREDENTIALS)
+    }
     await guard.reset('signInHandle', address, handle)
+    if (device === undefined) await guard.giveBack(last!)
+    else await guard.resetShared('signInDevice', device)
     // Whatever session the browser had ends here; the new one gets a new id and CSRF token.
     const previous = request.cookies[SESSION_COOKIE]
     if (previous !== undefined) await web.sessions.destroy(previous)
     const session = await web.sessions.create(handle)
     return redirect(next ?? DEFAULT_NEXT, 303, {
-      'set-cookie': [sessionCookie(session, request), web.signInCsrf.clearedCookie(request)],
+      'set-cookie': [
+        sessionCookie(session, request),
+        web.signInCsrf.clearedCookie(request),
+        web.deviceCookies.issue(request, handle),
+      ],
     })
   }
 

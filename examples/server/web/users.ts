@@ -35,11 +35,11 @@ export class UserDirectory {
 
   /**
    * Whether the password is the user's; false for an unknown handle, after the same work. The
-   * check waits its turn among those of other addresses (limits/password-hash.ts).
+   * check waits its turn among those of other client networks (limits/password-hash.ts).
    */
-  async verify(handle: string, password: string, address?: string): Promise<boolean> {
+  async verify(handle: string, password: string, network?: string): Promise<boolean> {
     const stored = this.#hashes.get(handle)
-    const matches = await verifyPasswordFor(address, password, stored ?? this.#dummyHash)
+    const matches = await verifyPasswordFor(network, password, stored ?? this.#dummyHash)
     return stored !== undefined && matches
   }
 }

@@ -5,10 +5,12 @@
  * (memory, or the Redis that several instances share). README.md in this folder documents it.
  */
 
+import { randomBytes } from 'node:crypto'
 import { redirect } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import type { SeedUser } from '../seed/load.js'
 import { checkSessionCsrf, SignInCsrfTokens } from './csrf.js'
+import { DeviceCookies } from './device-cookies.js'
 import { messagePage } from './html.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'
 import { MemorySessionStore, SESSION_COOKIE, type Session, type SessionStore } from './sessions.js'
@@ -30,6 +32,8 @@ export interface WebContext {
   readonly sessions: SessionStore
   readonly users: UserDirectory
   readonly signInCsrf: SignInCsrfTokens
+  /** The device cookies of browsers that signed in before (device-cookies.ts). */
+  readonly deviceCookies: DeviceCookies
   /**
    * The live session whose id the `dap_session` cookie carries, its idle clock restarted; undefined
    * when signed out or expired.
@@ -92,7 +96,9 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
   const now = options.now ?? Date.now
   const sessions = options.sessions ?? new MemorySessionStore(now)
   const users = await UserDirectory.create(options.users)
-  const signInCsrf = new SignInCsrfTokens(now, options.signInKey)
+  const signInKey = options.signInKey ?? randomBytes(32)
+  const signInCsrf = new SignInCsrfTokens(now, signInKey)
+  const deviceCookies = new DeviceCookies(now, signInKey)
 
   const currentSession = (request: ApiRequest): Promise<Session | undefined> =>
     sessions.find(request.cookies[SESSION_COOKIE])
@@ -102,6 +108,7 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
     sessions,
     users,
     signInCsrf,
+    deviceCookies,
     currentSession,
     async requireSignIn(request, next, prompt = 'redirect') {
       const session = await currentSession(request)
