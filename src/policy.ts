@@ -24,6 +24,14 @@ export interface AccessPolicyOptions {
   readonly allowAnonymous?: boolean
   /** Refuse plain HTTP from non-loopback clients (403). Default true. */
   readonly requireHttps?: boolean
+  /**
+   * The URL of this API's protected-resource metadata (RFC 9728), e.g.
+   * `https://data.example.org/.well-known/oauth-protected-resource/api/v1`: every 401 challenge then
+   * carries `resource_metadata="…"`, so a client that starts from a 401 finds the authorization
+   * server. An absolute `https` URL (`http` only for a loopback host), without fragment or user
+   * info. Default: none.
+   */
+  readonly resourceMetadata?: string
   /** Milliseconds a token lookup may take before the request is answered 503. Default 2000. */
   readonly storeTimeoutMs?: number
   /** The clock, in epoch milliseconds. Default `Date.now`. */
@@ -117,12 +125,31 @@ const optionsSchema = z.strictObject({
     .regex(/^[\x20-\x7e]{1,200}$/, 'must be 1–200 printable ASCII characters')
     .default('data-api'),
   allowAnonymous: z.boolean().default(false),
+  resourceMetadata: z
+    .string()
+    .refine(isResourceMetadataUrl, {
+      message:
+        'must be an absolute https URL (http only on a loopback host) of printable ASCII, without quotes, user info or fragment',
+    })
+    .optional(),
   requireHttps: z.boolean().default(true),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
   now: functionShape<() => number>().default(() => Date.now),
   onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
   onError: functionShape<(error: unknown, context: ErrorContext) => void>().optional(),
 })
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+// RFC 9728 §3: the metadata of a resource is fetched over TLS; plain http only where nothing
+// leaves the machine. The value goes into a quoted-string, so it is kept to printable ASCII without
+// quotes or backslashes.
+function isResourceMetadataUrl(value: string): boolean {
+  if (!/^[\x21\x23-\x5b\x5d-\x7e]{1,2000}$/.test(value) || !URL.canParse(value)) return false
+  const url = new URL(value)
+  if (url.username !== '' || url.password !== '' || url.hash !== '' || value.includes('#')) return false
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))
+}
 
 function functionShape<F>() {
   return z.custom<F>((value) => typeof value === 'function', { message: 'must be a function' })
@@ -229,8 +256,17 @@ const HTTPS_REQUIRED: AuthenticationResult = Object.freeze({ ok: false, decision
 export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   const parsed = optionsSchema.safeParse(options)
   if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-  const { tokens, realm, allowAnonymous, requireHttps, storeTimeoutMs, now, onDecision, onError } =
-    parsed.data
+  const {
+    tokens,
+    realm,
+    allowAnonymous,
+    resourceMetadata,
+    requireHttps,
+    storeTimeoutMs,
+    now,
+    onDecision,
+    onError,
+  } = parsed.data
   const hooks = safeHooks(onDecision, onError)
   const authOptions = {
     tokens,
@@ -296,7 +332,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       // Denials are shared frozen values (`deny()`), so each is rendered once, not per request.
       let rendered = renderings.get(decision)
       if (rendered === undefined) {
-        rendered = renderDenial(decision, realm)
+        rendered = renderDenial(decision, realm, resourceMetadata)
         if (Object.isFrozen(decision)) renderings.set(decision, rendered)
       }
       return rendered
