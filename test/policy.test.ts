@@ -179,6 +179,38 @@ describe('resourceMetadata (RFC 9728 §5.1)', () => {
     expect(policy.render(scope)).toEqual(plain.render(scope))
   })
 
+  test('a function is asked once, at the first 401, and its answer kept', async () => {
+    let asked = 0
+    const { policy } = await policyWithToken({
+      resourceMetadata: () => {
+        asked++
+        return URL_
+      },
+    })
+    const { deny } = await import('../src/decisions/decision.js')
+    expect(asked).toBe(0)
+    expect(policy.render(deny('not_found')).headers['www-authenticate']).toBeUndefined()
+    expect(asked).toBe(0)
+    expect(policy.render(deny('missing_token')).headers['www-authenticate']).toContain(URL_)
+    expect(policy.render(deny('invalid_token')).headers['www-authenticate']).toContain(URL_)
+    expect(asked).toBe(1)
+  })
+
+  test('a function answering a bad URL is reported once and the challenges go without it', async () => {
+    const errors: unknown[] = []
+    const { policy } = await policyWithToken({
+      resourceMetadata: () => 'http://0.0.0.0:3000/.well-known/oauth-protected-resource',
+      onError: (error: unknown) => errors.push(error),
+    })
+    const { deny } = await import('../src/decisions/decision.js')
+    expect(policy.render(deny('missing_token')).headers['www-authenticate']).toBe('Bearer realm="data-api"')
+    expect(policy.render(deny('invalid_token')).headers['www-authenticate']).toBe(
+      'Bearer realm="data-api", error="invalid_token"',
+    )
+    expect(errors).toHaveLength(1)
+    expect(String(errors[0])).toContain('options.resourceMetadata')
+  })
+
   test('an http URL is accepted on a loopback host', () => {
     expect(() =>
       createAccessPolicy({

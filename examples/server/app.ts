@@ -8,6 +8,7 @@ import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
+import { resourceMetadataUrl } from './oauth/discovery.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
@@ -70,10 +71,14 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const now = options.now ?? Date.now
   const tokens = options.tokens ?? new MemoryTokenStore()
   await loadSeedTokens(tokens, seed.tokens)
+  const origin = new PublicOrigin(options.publicUrl)
   const policy = createAccessPolicy({
     tokens,
     realm: REALM,
     now,
+    // RFC 9728: every 401 points a client to the API's metadata, and from there to the issuer. The
+    // origin may be known only once the server listens, which is before any request is answered.
+    resourceMetadata: () => resourceMetadataUrl(origin),
     // Every 503 has a cause the operator must be able to see; never a token value (the library
     // hands none to the hook).
     onError: (error, { stage }) => console.error(`access policy (${stage}):`, error),
@@ -86,7 +91,6 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     ...(options.signInKey === undefined ? {} : { signInKey: options.signInKey }),
   })
   const guard = new AbuseGuard(options.rateLimits ?? new MemoryRateLimitStore(), options.limits, now)
-  const origin = new PublicOrigin(options.publicUrl)
   return {
     policy,
     model,

@@ -1,5 +1,5 @@
 /**
- * The OAuth tests' world: a seed with users, data and three registered clients, a movable clock,
+ * The OAuth tests' world: a seed with users, data and four registered clients, a movable clock,
  * and the requests a client makes (the servers built on them: oauth-harness.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
@@ -13,6 +13,7 @@ export const RFC_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
 export const CLI_SECRET = 'cli-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 export const CLI_REDIRECT = 'http://127.0.0.1:8765/cb'
 export const WEB_REDIRECT = 'https://web.example/cb?tenant=7'
+export const RS_SECRET = 'rs-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 export const ALICE_PASSWORD = 'alice-test-password'
 export const BOB_PASSWORD = 'bob-test-password'
 
@@ -45,6 +46,8 @@ export const OAUTH_SEED = {
     { id: 'web', redirectUris: [WEB_REDIRECT] },
     // Public, with offline access.
     { id: 'native', redirectUris: ['http://[::1]/done'], offline: true },
+    // A resource server's credential: it may introspect, and signs nobody in.
+    { id: 'rs', secret: RS_SECRET, redirectUris: [], introspect: true },
   ],
 }
 
