@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { loadSeed, type Seed } from '../../examples/server/seed/load.js'
-import { formWith, type PageAgent, signInThrough } from './oauth-agent.js'
+import { formWith, PageAgent, signInThrough } from './oauth-agent.js'
 
 /** RFC 7636 Appendix B. */
 export const RFC_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
@@ -171,4 +171,37 @@ export async function callApi(origin: string, path: string, token: string): Prom
   const response = await fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${token}` } })
   await response.arrayBuffer()
   return response.status
+}
+
+/** Alice's tokens for the confidential offline client `cli`: the pages, then the token endpoint. */
+export async function tokensThroughPages(
+  origin: string,
+  scope = 'data.data',
+): Promise<{ readonly access_token: string; readonly refresh_token: string }> {
+  const { verifier, challenge } = pkcePair()
+  const url = authorizeUrl(origin, {
+    response_type: 'code',
+    client_id: 'cli',
+    redirect_uri: CLI_REDIRECT,
+    scope,
+    state: 's',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  })
+  const { callback } = await authorizeThroughPages(new PageAgent(origin), url, {
+    handle: 'alice',
+    password: ALICE_PASSWORD,
+  })
+  const answer = await postForm(
+    `${origin}/oauth/token`,
+    {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: CLI_REDIRECT,
+      code_verifier: verifier,
+    },
+    { authorization: basic('cli', CLI_SECRET) },
+  )
+  if (answer.status !== 200) throw new Error(`no tokens (${answer.status}): ${JSON.stringify(answer.body)}`)
+  return answer.body as { access_token: string; refresh_token: string }
 }

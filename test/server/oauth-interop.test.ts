@@ -10,13 +10,9 @@ import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { SCOPES } from '../../src/index.js'
-import { PageAgent } from './oauth-agent.js'
 import {
-  ALICE_PASSWORD,
-  authorizeThroughPages,
   authorizeUrl,
   basic,
-  CLI_REDIRECT,
   CLI_SECRET,
   callApi,
   DEVICE_GRANT,
@@ -24,43 +20,15 @@ import {
   pkcePair,
   postForm,
   RS_SECRET,
+  tokensThroughPages,
 } from './oauth-fixtures.js'
 import { useOAuthServers } from './oauth-harness.js'
 
 const { origin: originOf } = useOAuthServers()
 const CLI_AUTH = { authorization: basic('cli', CLI_SECRET) }
+const cliTokens = (origin: string, scope?: string) => tokensThroughPages(origin, scope)
 const RS_AUTH = { authorization: basic('rs', RS_SECRET) }
 const API_PATH = '/api/v1/datasets/alice/diary'
-
-/** Alice's tokens for the confidential client `cli`, through the pages. */
-async function cliTokens(origin: string, scope = 'data.data') {
-  const { verifier, challenge } = pkcePair()
-  const url = authorizeUrl(origin, {
-    response_type: 'code',
-    client_id: 'cli',
-    redirect_uri: CLI_REDIRECT,
-    scope,
-    state: 's',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  })
-  const { callback } = await authorizeThroughPages(new PageAgent(origin), url, {
-    handle: 'alice',
-    password: ALICE_PASSWORD,
-  })
-  const answer = await postForm(
-    `${origin}/oauth/token`,
-    {
-      grant_type: 'authorization_code',
-      code: callback.searchParams.get('code')!,
-      redirect_uri: CLI_REDIRECT,
-      code_verifier: verifier,
-    },
-    CLI_AUTH,
-  )
-  expect(answer.status).toBe(200)
-  return answer.body as { access_token: string; refresh_token: string }
-}
 
 describe.each(FRAMEWORKS)('on %s', (framework) => {
   const origin = () => originOf(framework)
