@@ -10,8 +10,10 @@ import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import { SCOPES } from '../../src/index.js'
+import { formWith, PageAgent } from './oauth-agent.js'
 import {
   authorizeUrl,
+  BOB_PASSWORD,
   basic,
   CLI_SECRET,
   callApi,
@@ -123,6 +125,42 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
     // The token's own client is no resource server.
     const refused = await postForm(`${origin()}/oauth/introspect`, { token: tokens.access_token }, CLI_AUTH)
     expect(refused).toMatchObject({ status: 400, body: { error: 'unauthorized_client' } })
+  })
+
+  test('a CLI that signed in with the device flow signs out: its refresh token, chain and access token', async () => {
+    const { verifier, challenge } = pkcePair()
+    const started = await postForm(`${origin()}/oauth/device_authorization`, {
+      client_id: 'native',
+      scope: 'data.metadata',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    const device = started.body as { device_code: string; user_code: string; verification_uri: string }
+    const browser = new PageAgent(origin())
+    const entry = await browser.get(device.verification_uri)
+    const signIn = await browser.submit(formWith(entry.body, 'user_code'), { user_code: device.user_code })
+    const consent = await browser.submit(formWith(signIn.body, 'password'), {
+      handle: 'bob',
+      password: BOB_PASSWORD,
+    })
+    expect((await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })).status).toBe(
+      200,
+    )
+    const polled = await postForm(`${origin()}/oauth/token`, {
+      grant_type: DEVICE_GRANT,
+      device_code: device.device_code,
+      client_id: 'native',
+      code_verifier: verifier,
+    })
+    const tokens = polled.body as { access_token: string; refresh_token: string }
+    expect(await callApi(origin(), '/api/v1/datasets/acme/claims/metadata', tokens.access_token)).toBe(200)
+    // `cli logout`: a public client names itself.
+    const out = await postForm(`${origin()}/oauth/revoke`, {
+      token: tokens.refresh_token,
+      client_id: 'native',
+    })
+    expect(out.status).toBe(200)
+    expect(await callApi(origin(), '/api/v1/datasets/acme/claims/metadata', tokens.access_token)).toBe(401)
   })
 
   test('a refresh without client authentication is invalid_client (401, Basic challenge)', async () => {
