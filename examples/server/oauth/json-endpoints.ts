@@ -129,14 +129,11 @@ export async function readRequest(request: ApiRequest): Promise<Checked> {
   } catch (error) {
     if (error instanceof OAuthError) return { ok: false, result: oauthError(error) }
     if (error instanceof BodyTooLargeError) {
-      const tooLarge = new OAuthError(
-        'invalid_request',
-        `the request body is larger than ${error.limit} bytes`,
-        {
-          status: 413,
-        },
-      )
-      return { ok: false, result: oauthError(tooLarge) }
+      const description = `the request body is larger than ${error.limit} bytes`
+      return {
+        ok: false,
+        result: oauthError(new OAuthError('invalid_request', description, { status: 413 })),
+      }
     }
     throw error
   }
