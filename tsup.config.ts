@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     oauth: 'src/oauth/index.ts',
+    introspection: 'src/introspection/index.ts',
     express: 'adapters/express/index.ts',
     fastify: 'adapters/fastify/index.ts',
     hono: 'adapters/hono/index.ts',

@@ -1,4 +1,5 @@
-// The first step of `npm test`: makes sure redis-server and Chromium are installed, so that the
+// The first step of `npm test`: makes sure redis-server, Chromium and the Python OAuth clients
+// (python3-authlib, python3-requests-oauthlib) are installed, so that the
 // README's two commands are all the set-up a fresh Debian machine needs. As root it installs what
 // is missing through apt; otherwise it stops at once with one line naming the command to run.
 import { spawnSync } from 'node:child_process'
@@ -16,7 +17,9 @@ if (missing.length > 0) {
     )
     process.exit(1)
   }
-  console.error(`npm test: installing ${missing.join(' and ')} for the Redis and browser tests (apt-get)`)
+  console.error(
+    `npm test: installing ${missing.join(' and ')} for the Redis, browser and client tests (apt-get)`,
+  )
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   for (const step of ['apt-get update', command]) {
     const [program, ...args] = step.split(' ')

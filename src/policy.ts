@@ -12,6 +12,7 @@ import { type Allow, type Decision, type Deny, type DenyCode, deny } from './dec
 import type { Operation } from './decisions/operations.js'
 import { ANONYMOUS, type Principal } from './decisions/principal.js'
 import type { Resource } from './decisions/resources.js'
+import { ConfigError } from './errors.js'
 import type { TokenStore } from './tokens/token-store.js'
 
 /** Options of {@link createAccessPolicy}. */
@@ -24,6 +25,16 @@ export interface AccessPolicyOptions {
   readonly allowAnonymous?: boolean
   /** Refuse plain HTTP from non-loopback clients (403). Default true. */
   readonly requireHttps?: boolean
+  /**
+   * The URL of this API's protected-resource metadata (RFC 9728), e.g.
+   * `https://data.example.org/.well-known/oauth-protected-resource/api/v1`: every 401 challenge then
+   * carries `resource_metadata="…"`, so a client that starts from a 401 finds the authorization
+   * server. An absolute `https` URL (`http` only for a loopback host), without fragment or user
+   * info. A function answering it serves a host that learns its address only once it listens: it
+   * is called at the first 401, and its answer, checked then, is kept (a bad one goes to `onError`
+   * and the challenges go without it). Default: none.
+   */
+  readonly resourceMetadata?: string | (() => string)
   /** Milliseconds a token lookup may take before the request is answered 503. Default 2000. */
   readonly storeTimeoutMs?: number
   /** The clock, in epoch milliseconds. Default `Date.now`. */
@@ -106,6 +117,10 @@ export interface AccessPolicy {
   render(decision: Deny): HttpDenial
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+const RESOURCE_METADATA_RULE =
+  'must be an absolute https URL (http only on a loopback host) of printable ASCII, without quotes, user info or fragment'
+
 const tokenStoreShape = z.custom<TokenStore>(
   (value) =>
     typeof value === 'object' &&
@@ -123,12 +138,56 @@ const optionsSchema = z.strictObject({
     .regex(/^[\x20-\x7e]{1,200}$/, 'must be 1–200 printable ASCII characters')
     .default('data-api'),
   allowAnonymous: z.boolean().default(false),
+  resourceMetadata: z
+    .union([
+      z.string().refine(isResourceMetadataUrl, { message: RESOURCE_METADATA_RULE }),
+      functionShape<() => string>(),
+    ])
+    .optional(),
   requireHttps: z.boolean().default(true),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
   now: functionShape<() => number>().default(() => Date.now),
   onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
   onError: functionShape<(error: unknown, context: ErrorContext) => void>().optional(),
 })
+
+// RFC 9728 §3: the metadata of a resource is fetched over TLS; plain http only where nothing
+// leaves the machine. The value goes into a quoted-string, so it is kept to printable ASCII without
+// quotes or backslashes.
+function isResourceMetadataUrl(value: string): boolean {
+  if (!/^[\x21\x23-\x5b\x5d-\x7e]{1,2000}$/.test(value) || !URL.canParse(value)) return false
+  const url = new URL(value)
+  if (url.username !== '' || url.password !== '' || url.hash !== '' || value.includes('#')) return false
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))
+}
+
+// The metadata URL, once known: a string option at once, a function's answer at the first 401.
+function metadataResolver(
+  option: string | (() => string) | undefined,
+  hooks: PolicyHooks,
+): () => string | undefined {
+  if (typeof option !== 'function') return () => option
+  let source: (() => string) | undefined = option
+  let resolved: string | undefined
+  return () => {
+    if (source === undefined) return resolved
+    const ask = source
+    source = undefined
+    try {
+      const value = ask()
+      if (typeof value !== 'string' || !isResourceMetadataUrl(value)) {
+        throw new ConfigError(
+          ['options', 'resourceMetadata'],
+          `answered ${JSON.stringify(value)}, which ${RESOURCE_METADATA_RULE}`,
+        )
+      }
+      resolved = value
+    } catch (error) {
+      hooks.error(error, 'adapter')
+    }
+    return resolved
+  }
+}
 
 function functionShape<F>() {
   return z.custom<F>((value) => typeof value === 'function', { message: 'must be a function' })
@@ -248,8 +307,17 @@ const NOT_FOUND = deny('not_found')
 export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   const parsed = optionsSchema.safeParse(options)
   if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-  const { tokens, realm, allowAnonymous, requireHttps, storeTimeoutMs, now, onDecision, onError } =
-    parsed.data
+  const {
+    tokens,
+    realm,
+    allowAnonymous,
+    resourceMetadata,
+    requireHttps,
+    storeTimeoutMs,
+    now,
+    onDecision,
+    onError,
+  } = parsed.data
   const hooks = safeHooks(onDecision, onError)
   const authOptions = {
     tokens,
@@ -264,6 +332,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     resource === undefined ? NOT_FOUND : decideRequest(principal, operation, resource, request)
 
   const renderings = new WeakMap<Deny, HttpDenial>()
+  const metadataUrl = metadataResolver(resourceMetadata, hooks)
 
   const steps: PolicySteps = {
     hooks,
@@ -310,7 +379,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       // Denials are shared frozen values (`deny()`), so each is rendered once, not per request.
       let rendered = renderings.get(decision)
       if (rendered === undefined) {
-        rendered = renderDenial(decision, realm)
+        rendered = renderDenial(decision, realm, decision.status === 401 ? metadataUrl() : undefined)
         if (Object.isFrozen(decision)) renderings.set(decision, rendered)
       }
       return rendered

@@ -75,6 +75,7 @@ describe('the packed package', () => {
     expect(SUBPATHS).toEqual([
       '.',
       './oauth',
+      './introspection',
       './express',
       './fastify',
       './hono',

@@ -136,6 +136,91 @@ describe('guard', () => {
   })
 })
 
+describe('resourceMetadata (RFC 9728 §5.1)', () => {
+  const URL_ = 'https://data.example.org/.well-known/oauth-protected-resource/api/v1'
+
+  test.each([
+    'not a url',
+    '/.well-known/oauth-protected-resource',
+    'http://data.example.org/.well-known/oauth-protected-resource',
+    'https://user:pw@data.example.org/.well-known/oauth-protected-resource',
+    'https://data.example.org/.well-known/oauth-protected-resource#x',
+    'https://data.example.org/a"b',
+    'https://data.example.org/\r\nSet-Cookie: x',
+    'ftp://data.example.org/meta',
+  ])('refuses %j', (resourceMetadata) => {
+    expect(() => createAccessPolicy({ tokens: new MemoryTokenStore(), resourceMetadata })).toThrow(
+      'options.resourceMetadata: must be an absolute https URL (http only on a loopback host)',
+    )
+  })
+
+  test.each([
+    ['missing_token', 'Bearer realm="data-api", resource_metadata="URL"'],
+    ['invalid_token', 'Bearer realm="data-api", error="invalid_token", resource_metadata="URL"'],
+  ] as const)('a 401 %s challenge names the metadata', async (code, challenge) => {
+    const { policy } = await policyWithToken({ resourceMetadata: URL_ })
+    const { deny } = await import('../src/decisions/decision.js')
+    expect(policy.render(deny(code)).headers['www-authenticate']).toBe(challenge.replace('URL', URL_))
+  })
+
+  test('other challenges (400, 403) and other denials are as without it', async () => {
+    const { policy } = await policyWithToken({ resourceMetadata: URL_ })
+    const plain = createAccessPolicy({ tokens: new MemoryTokenStore() })
+    const { deny } = await import('../src/decisions/decision.js')
+    for (const code of [
+      'invalid_request',
+      'insufficient_access',
+      'not_found',
+      'service_unavailable',
+    ] as const) {
+      expect(policy.render(deny(code))).toEqual(plain.render(deny(code)))
+    }
+    const scope = { ...deny('insufficient_scope'), scope: 'data.data' as const }
+    expect(policy.render(scope)).toEqual(plain.render(scope))
+  })
+
+  test('a function is asked once, at the first 401, and its answer kept', async () => {
+    let asked = 0
+    const { policy } = await policyWithToken({
+      resourceMetadata: () => {
+        asked++
+        return URL_
+      },
+    })
+    const { deny } = await import('../src/decisions/decision.js')
+    expect(asked).toBe(0)
+    expect(policy.render(deny('not_found')).headers['www-authenticate']).toBeUndefined()
+    expect(asked).toBe(0)
+    expect(policy.render(deny('missing_token')).headers['www-authenticate']).toContain(URL_)
+    expect(policy.render(deny('invalid_token')).headers['www-authenticate']).toContain(URL_)
+    expect(asked).toBe(1)
+  })
+
+  test('a function answering a bad URL is reported once and the challenges go without it', async () => {
+    const errors: unknown[] = []
+    const { policy } = await policyWithToken({
+      resourceMetadata: () => 'http://0.0.0.0:3000/.well-known/oauth-protected-resource',
+      onError: (error: unknown) => errors.push(error),
+    })
+    const { deny } = await import('../src/decisions/decision.js')
+    expect(policy.render(deny('missing_token')).headers['www-authenticate']).toBe('Bearer realm="data-api"')
+    expect(policy.render(deny('invalid_token')).headers['www-authenticate']).toBe(
+      'Bearer realm="data-api", error="invalid_token"',
+    )
+    expect(errors).toHaveLength(1)
+    expect(String(errors[0])).toContain('options.resourceMetadata')
+  })
+
+  test('an http URL is accepted on a loopback host', () => {
+    expect(() =>
+      createAccessPolicy({
+        tokens: new MemoryTokenStore(),
+        resourceMetadata: 'http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/v1',
+      }),
+    ).not.toThrow()
+  })
+})
+
 describe('render', () => {
   test('renders a shared denial once and a host-built one every time', async () => {
     const { policy } = await policyWithToken()

@@ -40,7 +40,8 @@ describe('the core is pure (design §8)', () => {
 })
 
 // The concern folders form layers: a module imports only from its own layer or the ones below
-// (authentication → tokens → decisions → restrictions → errors; oauth, policy and testing on top).
+// (authentication → tokens → decisions → restrictions → errors; oauth, introspection, policy and
+// testing on top).
 const LAYERS: Record<string, number> = {
   'errors.ts': 0,
   'config-error.ts': 0,
@@ -49,6 +50,7 @@ const LAYERS: Record<string, number> = {
   tokens: 3,
   authentication: 4,
   oauth: 5,
+  introspection: 5,
   'policy.ts': 5,
   'client.ts': 5,
   testing: 6,

@@ -7,6 +7,7 @@ const root = join(import.meta.dirname, '..')
 const ENTRIES = [
   'src/index.ts',
   'src/oauth/index.ts',
+  'src/introspection/index.ts',
   'adapters/express/index.ts',
   'adapters/fastify/index.ts',
   'adapters/hono/index.ts',

@@ -8,6 +8,7 @@ import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
+import { resourceMetadataUrl } from './oauth/discovery.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
 import { PublicOrigin } from './public-origin.js'
@@ -89,10 +90,14 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const now = options.now ?? Date.now
   const tokens = options.tokens ?? new MemoryTokenStore()
   await loadSeedTokens(tokens, seed.tokens)
+  const origin = new PublicOrigin(options.publicUrl)
   const policy = createAccessPolicy({
     tokens,
     realm: REALM,
     now,
+    // RFC 9728: every 401 points a client to the API's metadata, and from there to the issuer. The
+    // origin may be known only once the server listens, which is before any request is answered.
+    resourceMetadata: () => resourceMetadataUrl(origin),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)
@@ -108,7 +113,6 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     now,
     options.ipv6Prefix,
   )
-  const origin = new PublicOrigin(options.publicUrl)
   return {
     policy,
     model,

@@ -49,6 +49,27 @@ export class PublicOrigin {
     this.#listening = url
   }
 
+  /**
+   * The path prefix of `--public-url` (`/dap` for `https://data.example.org/dap`), `''` without
+   * one: known before the server listens, so that routes can be built with it.
+   */
+  get pathPrefix(): string {
+    return this.#configured === undefined ? '' : new URL(this.#configured).pathname.replace(/\/+$/, '')
+  }
+
+  /**
+   * A well-known URL of a resource under the origin (RFC 8615, with RFC 8414 §3.1's path insertion):
+   * `/.well-known/NAME` at the host's root, then the origin's path and `suffix`.
+   *
+   * @example
+   * new PublicOrigin('https://data.example.org/dap').wellKnown('oauth-authorization-server')
+   * // 'https://data.example.org/.well-known/oauth-authorization-server/dap'
+   */
+  wellKnown(name: string, suffix = ''): string {
+    const url = new URL(this.url)
+    return `${url.origin}/.well-known/${name}${url.pathname.replace(/\/+$/, '')}${suffix}`
+  }
+
   /** The origin: `--public-url`, else the listening address. */
   get url(): string {
     const url = this.#configured ?? this.#listening

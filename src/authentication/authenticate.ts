@@ -192,8 +192,10 @@ function lookUp(
   const hash = hashTokenValue(token)
   const now = options.now()
   let found: unknown
+  const store = options.tokens
   try {
-    found = options.tokens.findByHash(hash)
+    // A store that asks the issuer (RFC 7662) needs the value; every other one sees only its hash.
+    found = store.findByValue === undefined ? store.findByHash(hash) : store.findByValue(token)
   } catch (error) {
     return storeFailure(options, error)
   }

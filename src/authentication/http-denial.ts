@@ -17,20 +17,33 @@ export function quoteHeaderValue(value: string): string {
 /**
  * The `WWW-Authenticate` value for a denial, or undefined where none belongs.
  * No credentials: `Bearer realm="…"` with no error code (RFC 6750 §3.1); a bad request or token
- * adds `error`; insufficient scope names the scope that would have sufficed.
+ * adds `error`; insufficient scope names the scope that would have sufficed. With
+ * `resourceMetadata`, every 401 challenge also names the resource's metadata (RFC 9728 §5.1), where
+ * a client that starts from a 401 finds the authorization server.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6750#section-3
+ * @see https://www.rfc-editor.org/rfc/rfc9728#section-5.1
  *
  * @example
  * wwwAuthenticate(deny('invalid_token'), 'data-api') // 'Bearer realm="data-api", error="invalid_token"'
+ * wwwAuthenticate(deny('missing_token'), 'data-api', 'https://data.example.org/.well-known/oauth-protected-resource/api/v1')
+ * // 'Bearer realm="data-api", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/api/v1"'
  */
-export function wwwAuthenticate(decision: Deny, realm: string): string | undefined {
+export function wwwAuthenticate(
+  decision: Deny,
+  realm: string,
+  resourceMetadata?: string,
+): string | undefined {
+  const metadata =
+    resourceMetadata === undefined || decision.status !== 401
+      ? ''
+      : `, resource_metadata=${quoteHeaderValue(resourceMetadata)}`
   switch (decision.code) {
     case 'missing_token':
-      return `Bearer realm=${quoteHeaderValue(realm)}`
+      return `Bearer realm=${quoteHeaderValue(realm)}${metadata}`
     case 'invalid_request':
     case 'invalid_token':
-      return `Bearer realm=${quoteHeaderValue(realm)}, error="${decision.code}"`
+      return `Bearer realm=${quoteHeaderValue(realm)}, error="${decision.code}"${metadata}`
     case 'insufficient_scope':
       return decision.scope === undefined
         ? 'Bearer error="insufficient_scope"'
@@ -48,9 +61,9 @@ export function wwwAuthenticate(decision: Deny, realm: string): string | undefin
  * renderDenial(deny('missing_token'), 'data-api')
  * // { status: 401, headers: { 'www-authenticate': 'Bearer realm="data-api"', … }, body: '{"error":…}' }
  */
-export function renderDenial(decision: Deny, realm: string): HttpDenial {
+export function renderDenial(decision: Deny, realm: string, resourceMetadata?: string): HttpDenial {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
-  const challenge = wwwAuthenticate(decision, realm)
+  const challenge = wwwAuthenticate(decision, realm, resourceMetadata)
   if (challenge !== undefined) headers['www-authenticate'] = challenge
   const body = JSON.stringify({
     error: { status: decision.status, message: decision.message, code: decision.code },

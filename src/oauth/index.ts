@@ -1,7 +1,8 @@
 /**
- * The OAuth server building blocks (contract §4–5, RFC 6749, 7636, 8628): PKCE, authorization
- * requests and codes, the device flow, the token endpoint's rules and the state stores. For hosts
- * that run their own authorization server; an API that only checks tokens needs none of it.
+ * The OAuth server building blocks (contract §4–5, RFC 6749, 7636, 8628, 7009, 7662): PKCE,
+ * authorization requests and codes, the device flow, the token, revocation and introspection
+ * endpoints' rules and the state stores. For hosts that run their own authorization server; an API
+ * that only checks tokens needs none of it (one on another host uses `data-access-policy/introspection`).
  *
  * @packageDocumentation
  * @module data-access-policy/oauth
@@ -19,6 +20,17 @@ export {
   type HandleDeviceAuthorizationRequestOptions,
   handleDeviceAuthorizationRequest,
 } from './handle-device-authorization-request.js'
+export {
+  type HandleIntrospectionRequestOptions,
+  handleIntrospectionRequest,
+  type IntrospectionEndpointResponse,
+  type IntrospectionResponseBody,
+} from './handle-introspection-request.js'
+export {
+  type HandleRevocationRequestOptions,
+  handleRevocationRequest,
+  type RevocationEndpointResponse,
+} from './handle-revocation-request.js'
 export {
   DEFAULT_REFRESH_TOKEN_TTL_MS,
   DEVICE_CODE_GRANT_TYPE,

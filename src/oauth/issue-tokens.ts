@@ -154,7 +154,10 @@ export async function revokeAccessTokens(
 }
 
 /** Revokes a refresh-token family (its refresh token can no longer rotate) and every access token it issued. */
-export async function revokeRefreshFamily(context: GrantContext, familyId: string): Promise<void> {
+export async function revokeRefreshFamily(
+  context: Pick<GrantContext, 'state' | 'tokens' | 'now'>,
+  familyId: string,
+): Promise<void> {
   const { state, now } = context
   const family = await updateRecord(
     () => state.findRefreshFamily(familyId, now),

@@ -22,6 +22,11 @@ export type OAuthClient = {
   readonly offline: boolean
   /** A display name for the consent page. */
   readonly name?: string
+  /**
+   * The operator's grant to call the introspection endpoint (RFC 7662 §4): a resource server's
+   * credential. Only a confidential client (with `secretHash`) may hold it.
+   */
+  readonly introspect?: boolean
 }
 
 /**

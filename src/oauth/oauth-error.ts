@@ -1,6 +1,9 @@
 import { DataAccessPolicyError } from '../errors.js'
 
-/** The OAuth error codes this library answers with (RFC 6749 §4.1.2.1 and §5.2, RFC 8628 §3.5). */
+/**
+ * The OAuth error codes this library answers with (RFC 6749 §4.1.2.1 and §5.2, RFC 8628 §3.5,
+ * RFC 7009 §2.2.1).
+ */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
   'invalid_client',
@@ -11,9 +14,11 @@ export const OAUTH_ERROR_CODES = [
   'access_denied',
   'unsupported_response_type',
   'server_error',
+  'temporarily_unavailable',
   'authorization_pending',
   'slow_down',
   'expired_token',
+  'unsupported_token_type',
 ] as const
 
 /** One of the OAuth error codes of {@link OAUTH_ERROR_CODES}: a closed union. */
@@ -27,7 +32,10 @@ export type OAuthErrorBody = {
 
 /** Options of {@link OAuthError}. */
 export type OAuthErrorOptions = {
-  /** The HTTP status; 401 for `invalid_client`, 500 for `server_error`, otherwise 400 by default. */
+  /**
+   * The HTTP status; 401 for `invalid_client`, 500 for `server_error`, 503 for
+   * `temporarily_unavailable`, otherwise 400 by default.
+   */
   readonly status?: number
   readonly cause?: unknown
 }
@@ -36,6 +44,8 @@ function defaultStatus(error: OAuthErrorCode): number {
   // RFC 6749 §5.2: 400 unless specified otherwise; a failed client authentication is 401.
   if (error === 'invalid_client') return 401
   if (error === 'server_error') return 500
+  // RFC 6749 §4.1.2.1: the code stands for the 503 a redirect cannot carry.
+  if (error === 'temporarily_unavailable') return 503
   return 400
 }
 

@@ -89,7 +89,12 @@ export async function refreshAccessToken(
   const value = readParam(params, 'refresh_token')
   if (value === undefined) throw new OAuthError('invalid_request', 'refresh_token is required')
   const scope = readParam(params, 'scope')
-  if (client === undefined || !client.offline) {
+  // No client_id at all: what the client must fix is its authentication (RFC 6749 §6 requires it
+  // for a refresh), so it hears invalid_client, not that it may not refresh.
+  if (client === undefined) {
+    throw new OAuthError('invalid_client', 'client authentication is required to refresh a token')
+  }
+  if (!client.offline) {
     throw new OAuthError('unauthorized_client', 'only registered clients with offline access refresh tokens')
   }
   const { state, now } = context

@@ -23,6 +23,13 @@ export interface TokenStore {
    * on every request's path, so a store that holds records in memory may answer synchronously.
    */
   findByHash(hash: string): TokenRecord | undefined | Promise<TokenRecord | undefined>
+  /**
+   * Optional, for a store that must see the token value itself: one that asks the issuer about it
+   * (RFC 7662 introspection, `IntrospectionTokenStore`). When present, authentication calls it
+   * instead of {@link TokenStore.findByHash}; it answers the record of that value (whose `hash` is
+   * the value's SHA-256), and must never log, store or forward the value anywhere but to the issuer.
+   */
+  findByValue?(value: string): TokenRecord | undefined | Promise<TokenRecord | undefined>
   /** The record with this id, whatever its status. */
   findById(id: string): Promise<TokenRecord | undefined>
   /**

@@ -548,3 +548,61 @@ describe('never throws', () => {
     expect(result).toMatchObject({ ok: false, decision: { status: 503 } })
   })
 })
+
+describe('a store that looks tokens up by value (findByValue, RFC 7662 stores)', () => {
+  const byValue = (answer: (value: string) => unknown) => {
+    const seen: string[] = []
+    const hashes: string[] = []
+    const tokens: TokenStore = {
+      ...storeMethods(store),
+      findByHash: (hash) => {
+        hashes.push(hash)
+        return undefined
+      },
+      findByValue: (value) => {
+        seen.push(value)
+        return answer(value) as TokenRecord | undefined
+      },
+    }
+    return { tokens, seen, hashes }
+  }
+
+  test('is handed the value, never asked by hash, and its record authenticates (sync or async)', async () => {
+    const record = (await store.findByHash(hashOf(good)))!
+    for (const answer of [() => record, async () => record]) {
+      const { tokens, seen, hashes } = byValue(answer)
+      const result = await authenticateRequest(
+        { authorization: [`Bearer ${good}`] },
+        { ...options(), tokens },
+      )
+      expect(result).toMatchObject({ ok: true, principal: { userId: 'alice', tokenId: record.id } })
+      expect(seen).toEqual([good])
+      expect(hashes).toEqual([])
+    }
+  })
+
+  const answers: readonly [string, () => unknown, number][] = [
+    ['no record', () => undefined, 401],
+    ['a record of another value', async (): Promise<unknown> => store.findByHash(hashOf(revoked)), 503],
+    ['a rejection', () => Promise.reject(new Error('issuer down')), 503],
+    [
+      'a throw',
+      () => {
+        throw new Error('issuer down')
+      },
+      503,
+    ],
+  ]
+  test.each(answers)('%s → %i', async (_name, answer, status) => {
+    const { tokens } = byValue(answer)
+    const result = await authenticateRequest({ authorization: [`Bearer ${good}`] }, { ...options(), tokens })
+    expect(result.ok ? 200 : result.decision.status).toBe(status)
+  })
+
+  test('is not asked about a malformed value', async () => {
+    const { tokens, seen } = byValue(() => undefined)
+    const result = await authenticateRequest({ authorization: ['Bearer dap_nope'] }, { ...options(), tokens })
+    expect(result).toMatchObject({ ok: false, decision: { code: 'invalid_token' } })
+    expect(seen).toEqual([])
+  })
+})

@@ -49,6 +49,27 @@ describe('renderDenial', () => {
   })
 })
 
+describe('resource_metadata (RFC 9728 §5.1)', () => {
+  const URL_ = 'https://data.example.org/.well-known/oauth-protected-resource/api/v1'
+
+  test.each([
+    ['missing_token', `Bearer realm="data-api", resource_metadata="${URL_}"`],
+    ['invalid_token', `Bearer realm="data-api", error="invalid_token", resource_metadata="${URL_}"`],
+    ['invalid_request', 'Bearer realm="data-api", error="invalid_request"'],
+    ['insufficient_scope', 'Bearer error="insufficient_scope"'],
+    ['not_found', undefined],
+  ] as const)('%s → %j', (code, challenge) => {
+    expect(wwwAuthenticate(deny(code), 'data-api', URL_)).toBe(challenge)
+    expect(renderDenial(deny(code), 'data-api', URL_).headers['www-authenticate']).toBe(challenge)
+  })
+
+  test('absent, the challenges are as without it', () => {
+    for (const code of ['missing_token', 'invalid_token'] as const) {
+      expect(wwwAuthenticate(deny(code), 'data-api', undefined)).toBe(wwwAuthenticate(deny(code), 'data-api'))
+    }
+  })
+})
+
 describe('quoting (RFC 6750 §3)', () => {
   test.each([
     ['data-api', '"data-api"'],

@@ -6,11 +6,15 @@
  * `insufficient_scope` when the user's own level would suffice.
  */
 import { encodePageToken } from '../../examples/server/api/listing.js'
+import { SCOPES as ALL_SCOPES } from '../../src/index.js'
+import { generateTokenValue } from '../../src/tokens/token-format.js'
 import {
+  APP_SECRET,
   matrixDescription,
   matrixName,
   PUBLIC_LEVELS,
   type PublicLevel,
+  RS_SECRET,
   SCOPE_TOKENS,
   type ScopeToken,
   TOKEN_VALUES,
@@ -52,13 +56,16 @@ const denied = (status: number, code: string): Expected => ({
   status,
   body: { error: { status, message: MESSAGES[status], code } },
 })
+// Every 401 names the API's protected-resource metadata (RFC 9728 §5.1), at the servers' public URL.
+const RESOURCE_METADATA =
+  'resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/api/v1"'
 const MISSING_TOKEN: Expected = {
   ...denied(401, 'missing_token'),
-  wwwAuthenticate: 'Bearer realm="data-api"',
+  wwwAuthenticate: `Bearer realm="data-api", ${RESOURCE_METADATA}`,
 }
 const INVALID_TOKEN: Expected = {
   ...denied(401, 'invalid_token'),
-  wwwAuthenticate: 'Bearer realm="data-api", error="invalid_token"',
+  wwwAuthenticate: `Bearer realm="data-api", error="invalid_token", ${RESOURCE_METADATA}`,
 }
 const INVALID_REQUEST: Expected = {
   ...denied(400, 'invalid_request'),
@@ -975,6 +982,233 @@ const malformedInputCases: Case[] = [
   },
 ]
 
+// ---- discovery, revocation and introspection (issue 28): RFC-shaped on every framework ----------
+
+const ORIGIN = 'https://data.example.org'
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+const basicOf = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+const APP = [basicOf('app', APP_SECRET)]
+const RS = [basicOf('rs', RS_SECRET)]
+const oauthError = (status: number, error: string, description: string, challenge = false): Expected => ({
+  status,
+  body: { error, error_description: description },
+  ...(challenge && { wwwAuthenticate: 'Basic realm="oauth"' }),
+})
+const OVERSIZED = `token=${'x'.repeat(70 * 1024)}`
+const TOO_LARGE = oauthError(413, 'invalid_request', 'the request body is larger than 65536 bytes')
+const CLIENT_SECRET_METHODS = ['client_secret_basic', 'client_secret_post']
+// A well-formed OAuth access token that no server issued (the seed's tokens are all API tokens).
+const UNKNOWN_OAUTH_TOKEN = generateTokenValue('oauth')
+
+const discoveryCases: Case[] = [
+  {
+    name: 'discovery: /.well-known/oauth-authorization-server (RFC 8414)',
+    path: '/.well-known/oauth-authorization-server',
+    expect: ok({
+      issuer: ORIGIN,
+      authorization_endpoint: `${ORIGIN}/oauth/authorize`,
+      token_endpoint: `${ORIGIN}/oauth/token`,
+      device_authorization_endpoint: `${ORIGIN}/oauth/device_authorization`,
+      revocation_endpoint: `${ORIGIN}/oauth/revoke`,
+      introspection_endpoint: `${ORIGIN}/oauth/introspect`,
+      scopes_supported: ALL_SCOPES,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: [
+        'authorization_code',
+        'refresh_token',
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none', ...CLIENT_SECRET_METHODS],
+      revocation_endpoint_auth_methods_supported: ['none', ...CLIENT_SECRET_METHODS],
+      introspection_endpoint_auth_methods_supported: CLIENT_SECRET_METHODS,
+      protected_resources: [`${ORIGIN}/api/v1`],
+    }),
+  },
+  {
+    name: 'discovery: /.well-known/oauth-protected-resource/api/v1 (RFC 9728)',
+    path: '/.well-known/oauth-protected-resource/api/v1',
+    expect: ok({
+      resource: `${ORIGIN}/api/v1`,
+      authorization_servers: [ORIGIN],
+      scopes_supported: ALL_SCOPES,
+      bearer_methods_supported: ['header'],
+    }),
+  },
+  {
+    name: 'discovery: /.well-known/oauth-protected-resource (RFC 9728)',
+    path: '/.well-known/oauth-protected-resource',
+    expect: ok({
+      resource: ORIGIN,
+      authorization_servers: [ORIGIN],
+      scopes_supported: ALL_SCOPES,
+      bearer_methods_supported: ['header'],
+    }),
+  },
+  {
+    name: 'discovery: a path-inserted location of another issuer is not found',
+    path: '/.well-known/oauth-authorization-server/other',
+    expect: NOT_FOUND,
+  },
+]
+
+/** One POST to an OAuth endpoint, as a form unless `headers` says otherwise. */
+const post = (
+  name: string,
+  path: string,
+  body: string,
+  expect: Expected,
+  extra: { readonly authorization?: readonly string[]; readonly headers?: Record<string, string> } = {},
+): Case => ({
+  name,
+  method: 'POST',
+  path,
+  headers: extra.headers ?? FORM,
+  body,
+  expect,
+  ...(extra.authorization !== undefined && { authorization: extra.authorization }),
+})
+
+const revocationCases: Case[] = [
+  post(
+    'revoke: an unknown token is 200 (RFC 7009 §2.2)',
+    '/oauth/revoke',
+    `token=${UNKNOWN_OAUTH_TOKEN}`,
+    ok({}),
+    {
+      authorization: APP,
+    },
+  ),
+  post('revoke: a public client names itself', '/oauth/revoke', 'token=whatever&client_id=pub', ok({})),
+  post(
+    'revoke: a JSON body',
+    '/oauth/revoke',
+    '{"token":"whatever","token_type_hint":"refresh_token"}',
+    ok({}),
+    { authorization: APP, headers: JSON_BODY },
+  ),
+  post(
+    'revoke: an API token is unsupported_token_type (RFC 7009 §2.2.1), and stays valid',
+    '/oauth/revoke',
+    `token=${TOKEN_VALUES.data}`,
+    oauthError(
+      400,
+      'unsupported_token_type',
+      'API tokens are revoked by their owner in the token settings, not by a client',
+    ),
+    { authorization: APP },
+  ),
+  {
+    name: 'revoke: the API token refused above still works',
+    path: '/api/v1/datasets/lab/m-none-data/metadata',
+    token: 'data',
+    expect: ok({ tables: [{ name: 't', numRows: 2, variables: [{ name: 'id', type: 'integer' }] }] }),
+  },
+  post(
+    'revoke: a missing token',
+    '/oauth/revoke',
+    'token_type_hint=access_token',
+    oauthError(400, 'invalid_request', 'token is required'),
+    { authorization: APP },
+  ),
+  post(
+    'revoke: a wrong client secret',
+    '/oauth/revoke',
+    'token=whatever',
+    oauthError(401, 'invalid_client', 'client authentication failed', true),
+    { authorization: [basicOf('app', 'wrong')] },
+  ),
+  post(
+    'revoke: an unknown client',
+    '/oauth/revoke',
+    'token=whatever&client_id=nobody',
+    oauthError(401, 'invalid_client', 'unknown client', true),
+  ),
+  post(
+    'revoke: a confidential client without its secret',
+    '/oauth/revoke',
+    'token=whatever&client_id=app',
+    oauthError(401, 'invalid_client', 'client authentication is required', true),
+  ),
+  post('revoke: a body that is not a form or JSON', '/oauth/revoke', 'token=whatever', NOT_A_FORM, {
+    authorization: APP,
+    headers: { 'content-type': 'text/plain' },
+  }),
+  post('revoke: an oversized body', '/oauth/revoke', OVERSIZED, TOO_LARGE, { authorization: APP }),
+  post(
+    'revoke: two Authorization headers',
+    '/oauth/revoke',
+    'token=whatever',
+    oauthError(400, 'invalid_request', 'send at most one Authorization header'),
+    { authorization: [...APP, ...APP] },
+  ),
+]
+
+const introspectionCases: Case[] = [
+  ...(['unknown', 'expired', 'revoked'] as const).map((token) =>
+    post(
+      `introspect: ${token === 'unknown' ? 'an unknown' : `an ${token}`} token is {"active": false}`,
+      '/oauth/introspect',
+      `token=${TOKEN_VALUES[token]}`,
+      ok({ active: false }),
+      { authorization: RS },
+    ),
+  ),
+  post(
+    'introspect: a malformed value is {"active": false}',
+    '/oauth/introspect',
+    'token=garbage',
+    ok({ active: false }),
+    {
+      authorization: RS,
+    },
+  ),
+  post(
+    'introspect: without client authentication',
+    '/oauth/introspect',
+    `token=${TOKEN_VALUES.data}`,
+    oauthError(401, 'invalid_client', 'introspection requires client authentication', true),
+  ),
+  post(
+    'introspect: as a public client',
+    '/oauth/introspect',
+    `token=${TOKEN_VALUES.data}&client_id=pub`,
+    oauthError(401, 'invalid_client', 'introspection requires a confidential client', true),
+  ),
+  post(
+    'introspect: with a wrong secret',
+    '/oauth/introspect',
+    `token=${TOKEN_VALUES.data}`,
+    oauthError(401, 'invalid_client', 'client authentication failed', true),
+    { authorization: [basicOf('rs', 'wrong')] },
+  ),
+  post(
+    'introspect: as a client not allowed to introspect',
+    '/oauth/introspect',
+    `token=${TOKEN_VALUES.data}`,
+    oauthError(400, 'unauthorized_client', 'this client is not allowed to introspect tokens'),
+    { authorization: APP },
+  ),
+  post(
+    'introspect: a missing token',
+    '/oauth/introspect',
+    '',
+    oauthError(400, 'invalid_request', 'token is required'),
+    { authorization: RS },
+  ),
+  post('introspect: a body that is not a form or JSON', '/oauth/introspect', 'token=x', NOT_A_FORM, {
+    authorization: RS,
+    headers: { 'content-type': 'text/plain' },
+  }),
+  post('introspect: an oversized body', '/oauth/introspect', OVERSIZED, TOO_LARGE, { authorization: RS }),
+  {
+    name: 'introspect: GET is no route',
+    path: '/oauth/introspect',
+    expect: NOT_FOUND,
+  },
+]
+
 /** Every case, in the order they run (state changes, such as a member's status, come in order). */
 export const CASES: readonly Case[] = [
   ...matrixCases,
@@ -986,4 +1220,7 @@ export const CASES: readonly Case[] = [
   ...bypassCases,
   ...methodCases,
   ...malformedInputCases,
+  ...discoveryCases,
+  ...revocationCases,
+  ...introspectionCases,
 ]

@@ -1,6 +1,8 @@
 /**
  * Runs the conformance table (cases.ts) over real HTTP against the reference server on Express,
- * Fastify and Hono, started as `--trust-proxy 127.0.0.1`: every row must give the expected status,
+ * Fastify and Hono, started as `--trust-proxy 127.0.0.1 --public-url https://data.example.org` (so
+ * that absolute URLs, such as the 401 challenges' `resource_metadata`, are the same whatever port
+ * each server listens on): every row must give the expected status,
  * body and `WWW-Authenticate` on each framework, and the three answers must be identical
  * (design §10, invariant 7).
  */

@@ -72,6 +72,10 @@ const restricted = (name: string, exportRestrictions: Record<string, unknown>, r
   tables: [oneColumn(rows)],
 })
 
+/** The conformance seed's OAuth clients' secrets. */
+export const APP_SECRET = 'conformance-app-secret-0123456789'
+export const RS_SECRET = 'conformance-rs-secret-0123456789'
+
 export const CONFORMANCE_SEED = {
   users: ['u', 'owner', 'admin', 'member'].map((handle) => ({ handle, password: `${handle}-password` })),
   organizations: [
@@ -109,4 +113,10 @@ export const CONFORMANCE_SEED = {
     name,
     value: TOKEN_VALUES[name as TokenName],
   })),
+  clients: [
+    // Confidential with offline access; public; a resource server allowed to introspect.
+    { id: 'app', secret: APP_SECRET, redirectUris: ['http://127.0.0.1:8765/cb'], offline: true },
+    { id: 'pub', redirectUris: ['http://127.0.0.1:8765/cb'] },
+    { id: 'rs', secret: RS_SECRET, redirectUris: [], introspect: true },
+  ],
 }

@@ -1,15 +1,22 @@
 /**
  * End to end with a real, independent OAuth client — `oauth4webapi` — against the reference server
  * on Express, Fastify and Hono: discovery, the authorization-code flow with PKCE (the test signs in
- * and approves by posting the pages' forms, as they describe themselves) and the device flow (the
- * test enters the user code and approves), then a listing call with the issued token, which stops
- * working when the server's clock passes its expiry.
+ * and approves by posting the pages' forms, as they describe themselves) with a refresh, an
+ * introspection as a resource server (RFC 7662) and a revocation (RFC 7009), and the device flow
+ * (the test enters the user code and approves); issued tokens stop working when the server's clock
+ * passes their expiry.
  */
 import * as oauth from 'oauth4webapi'
 import { describe, expect, test } from 'vitest'
 import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { formWith, PageAgent } from '../server/oauth-agent.js'
-import { ALICE_PASSWORD, BOB_PASSWORD, CLI_REDIRECT, CLI_SECRET } from '../server/oauth-fixtures.js'
+import {
+  ALICE_PASSWORD,
+  BOB_PASSWORD,
+  CLI_REDIRECT,
+  CLI_SECRET,
+  RS_SECRET,
+} from '../server/oauth-fixtures.js'
 import { useOAuthServers } from '../server/oauth-harness.js'
 
 const { clock, origin: originOf } = useOAuthServers()
@@ -45,15 +52,17 @@ async function list(origin: string, path: string, accessToken: string): Promise<
 describe.each(FRAMEWORKS)('oauth4webapi against the reference server on %s', (framework) => {
   const origin = () => originOf(framework)
 
-  test('discovery finds the three endpoints and S256', async () => {
+  test('discovery finds the endpoints and S256', async () => {
     const as = await discover(origin())
+    expect(as.revocation_endpoint).toBe(`${origin()}/oauth/revoke`)
+    expect(as.introspection_endpoint).toBe(`${origin()}/oauth/introspect`)
     expect(as.authorization_endpoint).toBe(`${origin()}/oauth/authorize`)
     expect(as.token_endpoint).toBe(`${origin()}/oauth/token`)
     expect(as.device_authorization_endpoint).toBe(`${origin()}/oauth/device_authorization`)
     expect(as.code_challenge_methods_supported).toEqual(['S256'])
   })
 
-  test('authorization code with PKCE: sign in, approve, list, refresh, expire', async () => {
+  test('authorization code with PKCE: sign in, approve, list, refresh, introspect, revoke', async () => {
     const as = await discover(origin())
     const client: oauth.Client = { client_id: 'cli' }
     const clientAuth = oauth.ClientSecretBasic(CLI_SECRET)
@@ -117,9 +126,63 @@ describe.each(FRAMEWORKS)('oauth4webapi against the reference server on %s', (fr
       200,
     )
 
+    // A resource server introspects (RFC 7662); the client signs out by revoking (RFC 7009).
+    const rs: oauth.Client = { client_id: 'rs' }
+    const rsAuth = oauth.ClientSecretBasic(RS_SECRET)
+    const introspect = async () =>
+      oauth.processIntrospectionResponse(
+        as,
+        rs,
+        await oauth.introspectionRequest(as, rs, rsAuth, refreshed.access_token, INSECURE),
+      )
+    expect(await introspect()).toMatchObject({ active: true, client_id: 'cli', sub: 'alice' })
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, clientAuth, refreshed.refresh_token!, INSECURE),
+    )
+    expect(await introspect()).toEqual({ active: false })
+    expect((await list(origin(), '/api/v1/users/alice/datasets', refreshed.access_token)).status).toBe(401)
+  })
+
+  test("an access token stops working when the server's clock passes its expiry", async () => {
+    const as = await discover(origin())
+    const client: oauth.Client = { client_id: 'cli' }
+    const clientAuth = oauth.ClientSecretBasic(CLI_SECRET)
+    const verifier = oauth.generateRandomCodeVerifier()
+    const url = new URL(as.authorization_endpoint!)
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: CLI_REDIRECT,
+      scope: 'data.overview',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString()
+    const browser = new PageAgent(origin())
+    const signIn = await browser.get(url.toString())
+    const consent = await browser.submit(formWith(signIn.body, 'password'), {
+      handle: 'alice',
+      password: ALICE_PASSWORD,
+    })
+    const answer = await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
+    const params = oauth.validateAuthResponse(as, client, new URL(answer.location!), oauth.expectNoState)
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        clientAuth,
+        params,
+        CLI_REDIRECT,
+        verifier,
+        INSECURE,
+      ),
+    )
+    expect((await list(origin(), '/api/v1/users/alice/datasets', tokens.access_token)).status).toBe(200)
+
     // Expiry follows the server's clock: one hour.
     clock.advance(3_600_000)
-    const expired = await list(origin(), '/api/v1/users/alice/datasets', refreshed.access_token)
+    const expired = await list(origin(), '/api/v1/users/alice/datasets', tokens.access_token)
     expect(expired.status).toBe(401)
     expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"')
   })

@@ -36,7 +36,18 @@ export const WEB: OAuthClient = { id: 'web', redirectUris: ['https://web.example
 /** A public registered client with offline access (a native app). */
 export const NATIVE: OAuthClient = { id: 'native', redirectUris: ['http://[::1]/done'], offline: true }
 
-const CLIENTS = new Map([CLI, WEB, NATIVE].map((client) => [client.id, client]))
+export const RESOURCE_SECRET = 'rs-secret-0123456789abcdefghijklmnopqrstuvwxyz'
+
+/** A resource server's credential: confidential, allowed to introspect (RFC 7662 §4). */
+export const RESOURCE: OAuthClient = {
+  id: 'rs',
+  secretHash: hashClientSecret(RESOURCE_SECRET),
+  redirectUris: [],
+  offline: false,
+  introspect: true,
+}
+
+const CLIENTS = new Map([CLI, WEB, NATIVE, RESOURCE].map((client) => [client.id, client]))
 
 export const lookupClient: LookupClient = async (id) => CLIENTS.get(id)
 

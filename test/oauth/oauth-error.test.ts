@@ -28,9 +28,11 @@ describe('OAuthError', () => {
     authorization_pending: 400,
     slow_down: 400,
     expired_token: 400,
+    temporarily_unavailable: 503,
+    unsupported_token_type: 400,
   }
 
-  it('has a closed list of the RFC 6749 and RFC 8628 codes', () => {
+  it('has a closed list of the RFC 6749, RFC 8628 and RFC 7009 codes', () => {
     expect([...OAUTH_ERROR_CODES].sort()).toEqual(Object.keys(statuses).sort())
   })
 

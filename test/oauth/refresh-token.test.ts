@@ -263,13 +263,15 @@ describe('refresh tokens: refused requests', () => {
     expect(response.body).toMatchObject({ error })
   })
 
-  it('refuses a session client (unauthorized_client)', async () => {
+  it('refuses a refresh without client authentication (invalid_client, 401 with a Basic challenge)', async () => {
     const { world, first } = await offlineSession()
     const response = await handleTokenRequest(
       { grant_type: 'refresh_token', refresh_token: first.refresh_token! },
       world.options(NOW),
     )
-    expect(response.body).toMatchObject({ error: 'unauthorized_client' })
+    expect(response.status).toBe(401)
+    expect(response.body).toMatchObject({ error: 'invalid_client' })
+    expect(response.headers['WWW-Authenticate']).toBe('Basic realm="oauth"')
   })
 
   it('refuses a registered client without offline access (unauthorized_client)', async () => {

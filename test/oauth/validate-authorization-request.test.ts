@@ -238,6 +238,36 @@ describe('redirect URI rules', () => {
     expect(isAllowedRedirectUri(NATIVE, 'http://[::1]:1/done')).toBe(true)
   })
 
+  // RFC 8252 §7.3 for a client registered with a loopback URI: any port, the same host, path exact.
+  const R_CLIENT = {
+    id: 'r',
+    redirectUris: ['http://localhost:1410/', 'http://127.0.0.1/cb'],
+    offline: false,
+  }
+  it.each([
+    ['http://localhost:1410/', true],
+    ['http://localhost:53682/', true],
+    ['http://localhost/', true],
+    ['http://localhost:53682/other', false],
+    ['http://localhost:53682', false],
+    ['http://localhost:53682/?x=1', false],
+    ['http://127.0.0.1:40000/cb', true],
+    ['http://127.0.0.1:40000/cb/', false],
+    ['http://localhost:40000/cb', false],
+    ['http://[::1]:40000/cb', false],
+    ['http://127.0.0.1:40000/', false],
+    ['https://localhost:1410/', false],
+    ['http://localhost.evil.example:1410/', false],
+  ])('a client registered with loopback URIs: %s is %s', (uri, allowed) => {
+    expect(isAllowedRedirectUri(R_CLIENT, uri)).toBe(allowed)
+  })
+
+  it('keeps localhost from session clients and from isLoopbackRedirectUri (RFC 8252 §8.3)', () => {
+    expect(isAllowedRedirectUri(undefined, 'http://localhost:1410/')).toBe(false)
+    expect(isLoopbackRedirectUri('http://localhost:1410/')).toBe(false)
+    expect(isAllowedRedirectUri(undefined, 'http://127.0.0.1:1410/')).toBe(true)
+  })
+
   it('never allows a fragment, even registered', () => {
     const client = { id: 'f', redirectUris: ['https://f.example/cb#x'], offline: false }
     expect(isAllowedRedirectUri(client, 'https://f.example/cb#x')).toBe(false)

@@ -15,6 +15,7 @@ import {
   tokenHashBackend,
 } from 'data-access-policy'
 import { type AccessEnv, accessControl } from 'data-access-policy/hono'
+import { IntrospectionTokenStore } from 'data-access-policy/introspection'
 import { type Context, Hono } from 'hono'
 import type { ConnInfo } from 'hono/conninfo'
 
@@ -37,6 +38,8 @@ export interface Probe {
   readonly decide: boolean
   readonly createApiToken: boolean
   readonly authenticate: boolean
+  /** The RFC 7662 store answers through the runtime's fetch machinery (Response, AbortSignal, btoa). */
+  readonly introspect: boolean
   readonly tokens: { readonly reader: string; readonly metadataOnly: string }
 }
 
@@ -57,6 +60,15 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
     clientAddress: '127.0.0.1',
   })
   const principal = authenticated.ok ? authenticated.principal : ANONYMOUS
+  // An issuer answering in-process: what is checked is the store's use of the runtime's globals.
+  const introspection = new IntrospectionTokenStore({
+    endpoint: 'https://issuer.example/oauth/introspect',
+    clientId: 'rs',
+    clientSecret: 'rs-secret',
+    fetch: async () =>
+      Response.json({ active: true, scope: 'public data.data', sub: 'alice', token_type: 'Bearer' }),
+  })
+  const introspected = await introspection.findByValue(reader.value)
   return {
     runtime,
     hashBackend: tokenHashBackend(),
@@ -65,6 +77,7 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
       !policy.authorize(principal, 'table.read', DATASETS['acme/private']).allowed,
     createApiToken: /^dap_[0-9A-Za-z]{38}$/.test(reader.value),
     authenticate: authenticated.ok && authenticated.principal.userId === 'alice',
+    introspect: introspected?.userId === 'alice' && introspected.scopes.includes('data.data'),
     tokens: { reader: reader.value, metadataOnly: metadataOnly.value },
   }
 }

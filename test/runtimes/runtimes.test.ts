@@ -165,6 +165,7 @@ describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
       decide: probe.decide,
       createApiToken: probe.createApiToken,
       authenticate: probe.authenticate,
+      'introspection store': probe.introspect,
       ...(await honoChecks(port, probe.tokens)),
       'SHA-256': probe.hashBackend,
     }
@@ -174,6 +175,7 @@ describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
       decide: true,
       createApiToken: true,
       authenticate: true,
+      'introspection store': true,
       '401 no valid token': true,
       '404 no such dataset': true,
       '403 scope': true,

@@ -182,7 +182,7 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 429])
     const limited = answers[3]!
     expect(limited.body).toEqual({
-      error: 'slow_down',
+      error: 'temporarily_unavailable',
       error_description: 'too many requests from this address; try again later',
     })
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
@@ -196,7 +196,7 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
       ...Array(12 - left).fill(429),
     ])
     expect(others[11]!.body).toEqual({
-      error: 'slow_down',
+      error: 'temporarily_unavailable',
       error_description: 'too many device authorizations are pending on this server; try again later',
     })
     expect(Number(others[11]!.headers.get('retry-after'))).toBeGreaterThan(0)

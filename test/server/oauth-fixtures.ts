@@ -1,10 +1,10 @@
 /**
- * The OAuth tests' world: a seed with users, data and three registered clients, a movable clock,
+ * The OAuth tests' world: a seed with users, data and four registered clients, a movable clock,
  * and the requests a client makes (the servers built on them: oauth-harness.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { loadSeed, type Seed } from '../../examples/server/seed/load.js'
-import { formWith, type PageAgent, signInThrough } from './oauth-agent.js'
+import { formWith, PageAgent, signInThrough } from './oauth-agent.js'
 
 /** RFC 7636 Appendix B. */
 export const RFC_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
@@ -13,6 +13,7 @@ export const RFC_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
 export const CLI_SECRET = 'cli-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 export const CLI_REDIRECT = 'http://127.0.0.1:8765/cb'
 export const WEB_REDIRECT = 'https://web.example/cb?tenant=7'
+export const RS_SECRET = 'rs-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 export const ALICE_PASSWORD = 'alice-test-password'
 export const BOB_PASSWORD = 'bob-test-password'
 
@@ -45,6 +46,8 @@ export const OAUTH_SEED = {
     { id: 'web', redirectUris: [WEB_REDIRECT] },
     // Public, with offline access.
     { id: 'native', redirectUris: ['http://[::1]/done'], offline: true },
+    // A resource server's credential: it may introspect, and signs nobody in.
+    { id: 'rs', secret: RS_SECRET, redirectUris: [], introspect: true },
   ],
 }
 
@@ -168,4 +171,37 @@ export async function callApi(origin: string, path: string, token: string): Prom
   const response = await fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${token}` } })
   await response.arrayBuffer()
   return response.status
+}
+
+/** Alice's tokens for the confidential offline client `cli`: the pages, then the token endpoint. */
+export async function tokensThroughPages(
+  origin: string,
+  scope = 'data.data',
+): Promise<{ readonly access_token: string; readonly refresh_token: string }> {
+  const { verifier, challenge } = pkcePair()
+  const url = authorizeUrl(origin, {
+    response_type: 'code',
+    client_id: 'cli',
+    redirect_uri: CLI_REDIRECT,
+    scope,
+    state: 's',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  })
+  const { callback } = await authorizeThroughPages(new PageAgent(origin), url, {
+    handle: 'alice',
+    password: ALICE_PASSWORD,
+  })
+  const answer = await postForm(
+    `${origin}/oauth/token`,
+    {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: CLI_REDIRECT,
+      code_verifier: verifier,
+    },
+    { authorization: basic('cli', CLI_SECRET) },
+  )
+  if (answer.status !== 200) throw new Error(`no tokens (${answer.status}): ${JSON.stringify(answer.body)}`)
+  return answer.body as { access_token: string; refresh_token: string }
 }

@@ -9,6 +9,8 @@ import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import { rescopeToken, revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 import { pkcePair } from '../oauth/fixtures.js'
+import { PageAgent } from './oauth-agent.js'
+import { authorizeThroughPages, authorizeUrl, postForm } from './oauth-fixtures.js'
 import { children, type Instance, MAIN, ROOT, startInstance, stopInstance } from './server-instances.js'
 import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 
@@ -177,6 +179,38 @@ describe('two reference servers on one Redis', () => {
     })
     // Pending, not invalid_grant: instance b found the grant instance a saved.
     expect(await polled.json()).toMatchObject({ error: 'authorization_pending' })
+  })
+
+  test('a token revoked through POST /oauth/revoke on one is refused by the other within a second', async () => {
+    const { challenge, verifier } = pkcePair()
+    const url = authorizeUrl(a.url, {
+      response_type: 'code',
+      client_id: 'cli',
+      redirect_uri: 'http://127.0.0.1:8765/cb',
+      scope: 'data.overview',
+      state: 's',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    const { callback } = await authorizeThroughPages(new PageAgent(a.url), url, {
+      handle: 'alice',
+      password: PASSWORD,
+    })
+    const issued = await postForm(`${a.url}/oauth/token`, {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: 'http://127.0.0.1:8765/cb',
+      code_verifier: verifier,
+      client_id: 'cli',
+    })
+    const token = issued.body.access_token as string
+    // Both instances have the token in their caches.
+    for (const instance of [a, b]) for (let i = 0; i < 3; i++) expect(await status(instance, token)).toBe(200)
+    const revoked = await postForm(`${a.url}/oauth/revoke`, { token, client_id: 'cli' })
+    expect(revoked.status).toBe(200)
+    const elapsed = await until(b, token, 401, PATIENCE)
+    expect(elapsed).toBeLessThan(SECOND)
+    expect(await status(a, token)).toBe(401)
   })
 
   test('a revocation on the settings pages of one takes effect on the other within a second', async () => {

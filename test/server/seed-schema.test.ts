@@ -264,6 +264,21 @@ const BAD_SEEDS: readonly (readonly [string, Json, string])[] = [
     seedWith((s) => s.clients.push({ id: 'cli', redirectUris: ['https://example.com/cb'] })),
     'clients[1].id: "cli" is already a client id',
   ],
+  [
+    'a client without redirect URIs that does not introspect',
+    seedWith((s) => (s.clients[0].redirectUris = [])),
+    'clients[0].redirectUris: must list at least one redirect URI',
+  ],
+  [
+    'a public client allowed to introspect',
+    seedWith((s) => s.clients.push({ id: 'rs', redirectUris: [], introspect: true })),
+    'clients[1].introspect: needs a secret: only a confidential client may introspect',
+  ],
+  [
+    'introspect that is not a boolean',
+    seedWith((s) => (s.clients[0].introspect = 'yes')),
+    'clients[0].introspect: "yes" is not a boolean',
+  ],
 ]
 
 describe('seed validation', () => {
@@ -345,7 +360,20 @@ describe('seed validation', () => {
       revoked: false,
     })
     expect(seed.tokens[1]).toMatchObject({ scopes: ['public'], expiresAt: undefined, revoked: false })
-    expect(seed.clients[0]).toMatchObject({ secret: 'shh', offline: true })
+    expect(seed.clients[0]).toMatchObject({ secret: 'shh', offline: true, introspect: false })
+  })
+
+  test('accepts a resource server: a confidential client that introspects, without redirect URIs', () => {
+    const seed = parseSeed(
+      seedWith((s) => s.clients.push({ id: 'rs', secret: 'rs-secret', redirectUris: [], introspect: true })),
+    )
+    expect(seed.clients[1]).toEqual({
+      id: 'rs',
+      secret: 'rs-secret',
+      redirectUris: [],
+      offline: false,
+      introspect: true,
+    })
   })
 
   test('accepts a seed with only the required sections', () => {

@@ -110,6 +110,7 @@ export class ClientRegistry {
       redirectUris: client.redirectUris,
       offline: client.offline,
       name: client.id,
+      introspect: client.introspect,
       ...(secretHash !== undefined && { secretHash }),
     }
   }

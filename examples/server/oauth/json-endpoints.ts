@@ -1,18 +1,20 @@
 /**
- * The OAuth endpoints that answer JSON: `POST /oauth/token` (RFC 6749 §3.2, RFC 8628 §3.4),
- * `POST /oauth/device_authorization` (RFC 8628 §3.1) and the server's metadata (RFC 8414). The
- * rules are the core's (`handleTokenRequest`, `handleDeviceAuthorizationRequest`); these handlers
- * only parse the body, pick the client's credentials and send the core's status, headers and
- * §5.1 / §5.2 body.
+ * The OAuth endpoints that answer JSON: `POST /oauth/token` (RFC 6749 §3.2, RFC 8628 §3.4) and
+ * `POST /oauth/device_authorization` (RFC 8628 §3.1), and what every such endpoint checks first
+ * (limits, transport, one `Authorization` header, the body). The rules are the core's
+ * (`handleTokenRequest`, `handleDeviceAuthorizationRequest`); these handlers only parse the body,
+ * pick the client's credentials and send the core's status, headers and §5.1 / §5.2 body.
  */
-import { SCOPES } from '../../../src/index.js'
 import {
+  DEVICE_CODE_GRANT_TYPE,
   handleDeviceAuthorizationRequest,
   handleTokenRequest,
+  type OAuthEndpointResponse,
   OAuthError,
   type OAuthParams,
 } from '../../../src/oauth/index.js'
 import type { LimitName } from '../limits/abuse-limits.js'
+import { BodyTooLargeError } from '../request/body.js'
 import { json } from '../routes/http-result.js'
 import type { ApiRequest, ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { isTransportAcceptable } from '../web/https-only.js'
@@ -37,23 +39,56 @@ function logServerError(what: string, error: OAuthError | undefined): void {
   if (error?.error === 'server_error') console.error(`${what} failed:`, error.cause ?? error)
 }
 
-// A client over one of the per-address limits: RFC 6585's 429 in the §5.2 shape. `slow_down` is
-// RFC 8628's code for a client that asks too often, the only such code OAuth defines.
-async function overLimit(
+/**
+ * Sends a core endpoint's answer, logging a `server_error`'s cause (never a token value).
+ *
+ * @example
+ * return respond('POST /oauth/revoke', await handleRevocationRequest(params, options))
+ */
+export function respond<TBody>(what: string, response: OAuthEndpointResponse<TBody>): RouteResult {
+  logServerError(what, response.error)
+  return json(response.body, response.status, lowerCased(response.headers))
+}
+
+// Whether a limited request is a device-code poll, the one request RFC 8628 §3.5 answers with
+// `slow_down`; its body is read only for that (a body that cannot be read is no poll).
+async function isDeviceCodePoll(request: ApiRequest): Promise<boolean> {
+  try {
+    const params = parseOAuthBody(await request.body(), request.contentType)
+    return params.grant_type === DEVICE_CODE_GRANT_TYPE
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Counts the request against each of the network's own limits (the shared device-grant cap is
+ * counted where grants are made); the first one over answers.
+ *
+ * @example
+ * const limited = await overLimit(context, request, 'token')
+ * if (limited !== undefined) return limited
+ */
+export async function overLimit(
   context: OAuthContext,
   request: ApiRequest,
   ...names: readonly LimitName[]
 ): Promise<RouteResult | undefined> {
   for (const name of names) {
     const check = await context.guard.hit(name, request.clientAddress)
-    if (!check.ok) return tooManyRequests(name, check.retryAfter)
+    if (!check.ok)
+      return tooManyRequests(name, check.retryAfter, name === 'token' && (await isDeviceCodePoll(request)))
   }
   return undefined
 }
 
-function tooManyRequests(name: LimitName, retryAfter: number): RouteResult {
+// RFC 6585's 429 with `Retry-After`, in the §5.2 shape. The code is RFC 8628's `slow_down` for a
+// device-code poll only (a client told it on a refresh would wrongly lengthen a polling interval it
+// has not got); any other request hears `temporarily_unavailable`, RFC 6749's code for a server
+// that cannot take the request now.
+function tooManyRequests(name: LimitName, retryAfter: number, poll = false): RouteResult {
   const error = new OAuthError(
-    'slow_down',
+    poll ? 'slow_down' : 'temporarily_unavailable',
     name === 'deviceGrants'
       ? 'too many device authorizations are pending on this server; try again later'
       : 'too many requests from this address; try again later',
@@ -66,8 +101,15 @@ type Checked =
   | { readonly ok: true; readonly params: OAuthParams; readonly authorization: string | undefined }
   | { readonly ok: false; readonly result: RouteResult }
 
-// What both POST endpoints check before the core runs: transport, one Authorization header, a body.
-async function readRequest(request: ApiRequest): Promise<Checked> {
+/**
+ * What every OAuth POST endpoint checks before the core runs: transport, one Authorization header,
+ * a body within the cap, of a type it reads — each refused in the §5.2 shape.
+ *
+ * @example
+ * const checked = await readRequest(request)
+ * if (!checked.ok) return checked.result
+ */
+export async function readRequest(request: ApiRequest): Promise<Checked> {
   if (!isTransportAcceptable(request)) {
     return {
       ok: false,
@@ -87,6 +129,13 @@ async function readRequest(request: ApiRequest): Promise<Checked> {
     return { ok: true, params, authorization: request.authorization[0] }
   } catch (error) {
     if (error instanceof OAuthError) return { ok: false, result: oauthError(error) }
+    if (error instanceof BodyTooLargeError) {
+      const description = `the request body is larger than ${error.limit} bytes`
+      return {
+        ok: false,
+        result: oauthError(new OAuthError('invalid_request', description, { status: 413 })),
+      }
+    }
     throw error
   }
 }
@@ -112,8 +161,7 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
     realm: OAUTH_REALM,
     ...(context.accessTokenTtlMs !== undefined && { accessTokenTtlMs: context.accessTokenTtlMs }),
   })
-  logServerError('POST /oauth/token', response.error)
-  return json(response.body, response.status, lowerCased(response.headers))
+  return respond('POST /oauth/token', response)
 }
 
 /**
@@ -144,8 +192,7 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
       realm: OAUTH_REALM,
     })
     created = response.status === 200
-    logServerError('POST /oauth/device_authorization', response.error)
-    return json(response.body, response.status, lowerCased(response.headers))
+    return respond('POST /oauth/device_authorization', response)
   } finally {
     // A count the store cannot take back stays spent: the cap errs on the side of refusing.
     if (!created) {
@@ -156,31 +203,4 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
         )
     }
   }
-}
-
-/**
- * `GET /.well-known/oauth-authorization-server`: where the endpoints are and what they support
- * (RFC 8414), at the server's public origin (`--public-url`, else its listening address).
- *
- * @example
- * { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: () => metadata(context) }
- */
-export async function metadata(context: OAuthContext): Promise<RouteResult> {
-  const origin = context.origin.url
-  return json({
-    issuer: origin,
-    authorization_endpoint: `${origin}/oauth/authorize`,
-    token_endpoint: `${origin}/oauth/token`,
-    device_authorization_endpoint: `${origin}/oauth/device_authorization`,
-    scopes_supported: SCOPES,
-    response_types_supported: ['code'],
-    response_modes_supported: ['query'],
-    grant_types_supported: [
-      'authorization_code',
-      'refresh_token',
-      'urn:ietf:params:oauth:grant-type:device_code',
-    ],
-    code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
-  })
 }

@@ -9,10 +9,13 @@
  * | `POST /oauth/device_authorization` | start a device grant (form or JSON body) |
  * | `GET /device`, `POST /device` | the verification page (`user_code`), then sign-in and consent |
  * | `POST /oauth/token` | codes, device codes and refresh tokens for tokens (form or JSON body) |
- * | `GET /.well-known/oauth-authorization-server` | the endpoints, for discovery (RFC 8414) |
+ * | `POST /oauth/revoke` | a client revokes a token it was issued (RFC 7009) |
+ * | `POST /oauth/introspect` | a resource server's client asks about a token (RFC 7662) |
+ * | `GET /.well-known/oauth-authorization-server[/PREFIX]` | the endpoints, for discovery (RFC 8414) |
+ * | `GET /.well-known/oauth-protected-resource[/PREFIX][/api/v1]` | the API's metadata (RFC 9728) |
  *
  * Routes without `access`: the pages have their own sessions, the JSON endpoints their own client
- * authentication. Over plain HTTP from another machine the pages are a 403 page and the two POST
+ * authentication. Over plain HTTP from another machine the pages are a 403 page and the POST
  * endpoints a 400 `invalid_request` (../web/https-only.ts). docs/oauth.md describes the flows for
  * users of the server.
  */
@@ -22,9 +25,11 @@ import type { Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { httpsOnly } from '../web/https-only.js'
 import { answerConsent, authorize } from './authorization-pages.js'
 import { enterUserCode, showDevicePage } from './device-pages.js'
-import { deviceAuthorization, metadata, token } from './json-endpoints.js'
+import { discoveryRoutes } from './discovery.js'
+import { deviceAuthorization, token } from './json-endpoints.js'
 import { createOAuthContext, type OAuthContext, type OAuthContextOptions } from './oauth-context.js'
 import { CONSENT_PATH, DEVICE_PATH } from './oauth-pages.js'
+import { introspect, revoke } from './token-management-endpoints.js'
 
 // The JSON endpoints' answer when a store fails before the core runs (a rate-limit count): the core's
 // own `server_error` 503 in RFC 6749's shape, never the pages' HTML.
@@ -63,7 +68,14 @@ export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
       unavailable,
     },
     { method: 'POST', path: '/oauth/token', handle: (request) => token(context, request), unavailable },
-    { method: 'GET', path: '/.well-known/oauth-authorization-server', handle: () => metadata(context) },
+    { method: 'POST', path: '/oauth/revoke', handle: (request) => revoke(context, request), unavailable },
+    {
+      method: 'POST',
+      path: '/oauth/introspect',
+      handle: (request) => introspect(context, request),
+      unavailable,
+    },
+    ...discoveryRoutes(context.origin),
   ]
   return { name: 'oauth', routes, context }
 }

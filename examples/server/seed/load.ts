@@ -22,6 +22,8 @@ export interface SeedOAuthClient {
   readonly secretHash: string | undefined
   readonly redirectUris: readonly string[]
   readonly offline: boolean
+  /** May call `POST /oauth/introspect` (a resource server's credential). */
+  readonly introspect: boolean
 }
 
 /** A validated seed with its secrets hashed: what the server is built from. */
@@ -56,6 +58,7 @@ export async function loadSeed(input: unknown, now: number = Date.now()): Promis
         secretHash: client.secret === undefined ? undefined : await hashPassword(client.secret),
         redirectUris: client.redirectUris,
         offline: client.offline,
+        introspect: client.introspect,
       })),
     ),
   ])

@@ -102,6 +102,15 @@ export function crossCheck(seed: SeedShape): Issue | undefined {
     if (clients.has(client.id))
       return { path: ['clients', i, 'id'], detail: `${quote(client.id)} is already a client id` }
     clients.add(client.id)
+    // A resource server's credential (introspect) signs nobody in, so it needs no redirect URI.
+    if (client.redirectUris.length === 0 && client.introspect !== true)
+      return { path: ['clients', i, 'redirectUris'], detail: 'must list at least one redirect URI' }
+    // RFC 7662 §4: only a client that authenticates with a secret may introspect.
+    if (client.introspect === true && client.secret === undefined)
+      return {
+        path: ['clients', i, 'introspect'],
+        detail: 'needs a secret: only a confidential client may introspect',
+      }
   }
   return undefined
 }

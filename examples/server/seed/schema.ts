@@ -74,6 +74,8 @@ export interface SeedClient {
   readonly secret: string | undefined
   readonly redirectUris: readonly string[]
   readonly offline: boolean
+  /** A resource server's credential: may call `POST /oauth/introspect` (needs a secret). */
+  readonly introspect: boolean
 }
 
 /**
@@ -118,6 +120,7 @@ export function parseSeed(input: unknown): SeedSpec {
       secret: client.secret,
       redirectUris: client.redirectUris,
       offline: client.offline ?? false,
+      introspect: client.introspect ?? false,
     })),
   }
 }

@@ -117,14 +117,13 @@ const clientSchema = z.strictObject({
     error: (issue) => `${quote(issue.input)} is not a valid client id: 1–80 visible ASCII characters`,
   }),
   secret: z.string().min(1, { error: 'must not be empty' }).optional(),
-  redirectUris: z
-    .array(
-      z.string().refine(isRedirectUri, {
-        error: (issue) => `${quote(issue.input)} is not an absolute http(s) URL without a fragment`,
-      }),
-    )
-    .min(1, { error: 'must list at least one redirect URI' }),
+  redirectUris: z.array(
+    z.string().refine(isRedirectUri, {
+      error: (issue) => `${quote(issue.input)} is not an absolute http(s) URL without a fragment`,
+    }),
+  ),
   offline: z.boolean().optional(),
+  introspect: z.boolean().optional(),
 })
 
 /** A whole seed file, as parsed before the cross-references are checked. */

@@ -1,0 +1,123 @@
+/**
+ * Discovery documents: the authorization server's metadata (RFC 8414) and the API's
+ * protected-resource metadata (RFC 9728), both derived from the server's public origin
+ * (`--public-url`, else its listening address), never from a request's `Host`.
+ *
+ * Each is served at the root location and, for an origin with a path (`https://data.example.org/dap`),
+ * at the path-inserted one (`/.well-known/oauth-authorization-server/dap`), which is where RFC 8414
+ * §3.1 and RFC 9728 §3.1 clients look; a proxy in front of the server forwards that path unchanged.
+ */
+import { SCOPES } from '../../../src/index.js'
+import type { PublicOrigin } from '../public-origin.js'
+import { json } from '../routes/http-result.js'
+import type { Route, RouteResult } from '../routes/route-set.js'
+
+/** The API's base path: the protected resource is `{origin}/api/v1`. */
+export const API_PATH = '/api/v1'
+
+const AUTHORIZATION_SERVER = 'oauth-authorization-server'
+const PROTECTED_RESOURCE = 'oauth-protected-resource'
+// The client authentication methods the endpoints accept (client-registry.ts, authenticate-client.ts).
+const CLIENT_AUTH = ['none', 'client_secret_basic', 'client_secret_post']
+const CONFIDENTIAL_AUTH = ['client_secret_basic', 'client_secret_post']
+
+/**
+ * The RFC 8414 §2 metadata: every endpoint the server has, and only what it supports.
+ *
+ * @example
+ * authorizationServerMetadata(new PublicOrigin('https://data.example.org/dap')).issuer // 'https://data.example.org/dap'
+ */
+export function authorizationServerMetadata(origin: PublicOrigin): Record<string, unknown> {
+  const issuer = origin.url
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    introspection_endpoint: `${issuer}/oauth/introspect`,
+    scopes_supported: SCOPES,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: CLIENT_AUTH,
+    revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
+    // RFC 7662 §4: only registered confidential clients allowed to introspect.
+    introspection_endpoint_auth_methods_supported: CONFIDENTIAL_AUTH,
+    // RFC 9728 §4: the resources that accept this server's tokens.
+    protected_resources: [`${issuer}${API_PATH}`],
+  }
+}
+
+/**
+ * The RFC 9728 §2 metadata of `resource`: who issues its tokens, what scopes it knows, and that it
+ * takes them in the `Authorization` header only (RFC 6750 §2.1; the policy refuses the others).
+ *
+ * @example
+ * protectedResourceMetadata(origin, `${origin.url}/api/v1`).bearer_methods_supported // ['header']
+ */
+export function protectedResourceMetadata(origin: PublicOrigin, resource: string): Record<string, unknown> {
+  return {
+    resource,
+    authorization_servers: [origin.url],
+    scopes_supported: SCOPES,
+    bearer_methods_supported: ['header'],
+  }
+}
+
+/**
+ * The URL of the API's protected-resource metadata, for the policy's `resourceMetadata`: the
+ * path-inserted location of `{origin}/api/v1`.
+ *
+ * @example
+ * resourceMetadataUrl(new PublicOrigin('https://data.example.org'))
+ * // 'https://data.example.org/.well-known/oauth-protected-resource/api/v1'
+ */
+export function resourceMetadataUrl(origin: PublicOrigin): string {
+  return origin.wellKnown(PROTECTED_RESOURCE, API_PATH)
+}
+
+const served = (answer: () => Record<string, unknown>) => async (): Promise<RouteResult> => json(answer())
+
+/**
+ * The discovery routes: the authorization server's metadata at `/.well-known/oauth-authorization-server`
+ * (and `…/PREFIX` for an origin with a path), the API's protected-resource metadata at
+ * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, and the origin's own at
+ * `/.well-known/oauth-protected-resource[/PREFIX]`.
+ *
+ * @example
+ * const routes = discoveryRoutes(origin)
+ */
+export function discoveryRoutes(origin: PublicOrigin): Route[] {
+  const prefix = origin.pathPrefix
+  const asPaths = [
+    `/.well-known/${AUTHORIZATION_SERVER}`,
+    ...(prefix === '' ? [] : [`/.well-known/${AUTHORIZATION_SERVER}${prefix}`]),
+  ]
+  const originPaths = [
+    `/.well-known/${PROTECTED_RESOURCE}`,
+    ...(prefix === '' ? [] : [`/.well-known/${PROTECTED_RESOURCE}${prefix}`]),
+  ]
+  return [
+    ...asPaths.map(
+      (path): Route => ({ method: 'GET', path, handle: served(() => authorizationServerMetadata(origin)) }),
+    ),
+    ...originPaths.map(
+      (path): Route => ({
+        method: 'GET',
+        path,
+        handle: served(() => protectedResourceMetadata(origin, origin.url)),
+      }),
+    ),
+    {
+      method: 'GET',
+      path: `/.well-known/${PROTECTED_RESOURCE}${prefix}${API_PATH}`,
+      handle: served(() => protectedResourceMetadata(origin, `${origin.url}${API_PATH}`)),
+    },
+  ]
+}

@@ -1,0 +1,62 @@
+import { isWellFormedTokenValue, type TokenKind, tokenKindOf } from '../tokens/token-format.js'
+import { hashTokenValue } from '../tokens/token-hash.js'
+import type { TokenRecord } from '../tokens/token-record.js'
+import type { TokenStore } from '../tokens/token-store.js'
+import type { RefreshFamilyRecord } from './oauth-state-records.js'
+import type { OAuthStateStore } from './oauth-state-store.js'
+import { hashSecret } from './random-secret.js'
+
+// Private helper of the revocation and introspection endpoints: what a presented token value is.
+
+/** A token a client presented to revocation or introspection, as the stores know it. */
+export type PresentedToken =
+  | { readonly type: 'access'; readonly kind: TokenKind; readonly record: TokenRecord }
+  | { readonly type: 'refresh'; readonly family: RefreshFamilyRecord; readonly current: boolean }
+  | { readonly type: 'unknown' }
+
+const UNKNOWN: PresentedToken = Object.freeze({ type: 'unknown' })
+// A refresh token: 48 base62 characters (issue-tokens.ts); anything else is no refresh token.
+const REFRESH_TOKEN = /^[0-9A-Za-z]{48}$/
+
+async function findAccessToken(tokens: TokenStore, value: string): Promise<PresentedToken | undefined> {
+  if (!isWellFormedTokenValue(value)) return undefined
+  const record = await tokens.findByHash(hashTokenValue(value))
+  const kind = tokenKindOf(value)
+  return record === undefined || kind === undefined ? undefined : { type: 'access', kind, record }
+}
+
+// Only a hash the family still indexes (its current token or a recently rotated one) finds it: a
+// value that merely names a family by its prefix is no token of it.
+async function findRefreshToken(
+  state: OAuthStateStore,
+  value: string,
+  now: number,
+): Promise<PresentedToken | undefined> {
+  if (!REFRESH_TOKEN.test(value)) return undefined
+  const hash = hashSecret(value)
+  const family = await state.findRefreshFamilyByTokenHash(hash, now)
+  return family === undefined
+    ? undefined
+    : { type: 'refresh', family, current: family.tokenHashes.at(-1) === hash }
+}
+
+/**
+ * Finds the token a client presented. The hint (RFC 7009 §2.1, RFC 7662 §2.1) only orders the
+ * search: a wrong or unknown hint still finds the token, since a client's hint is not trusted.
+ * The value's own shape (`dap_`/`dao_` with a checksum, or a refresh token's 48 characters) decides
+ * which stores can hold it, so a malformed value costs no lookup.
+ */
+export async function findPresentedToken(
+  value: string,
+  hint: string | undefined,
+  stores: { readonly tokens: TokenStore; readonly state: OAuthStateStore; readonly now: number },
+): Promise<PresentedToken> {
+  const access = () => findAccessToken(stores.tokens, value)
+  const refresh = () => findRefreshToken(stores.state, value, stores.now)
+  const order = hint === 'refresh_token' ? [refresh, access] : [access, refresh]
+  for (const find of order) {
+    const found = await find()
+    if (found !== undefined) return found
+  }
+  return UNKNOWN
+}
