@@ -5,7 +5,7 @@
 
 import { isIP } from 'node:net'
 import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
-import { ConfigError } from '../../src/index.js'
+import { ConfigError, MAX_TOKEN_LIFETIME_DAYS } from '../../src/index.js'
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
 import { parsePublicUrl } from './public-origin.js'
 import { quote } from './seed/messages.js'
@@ -31,6 +31,10 @@ export interface ServerFlags {
   readonly store: StoreOption
   /** `--public-url`, without a trailing slash; absent: the listening address. */
   readonly publicUrl: string | undefined
+  /** `--max-token-lifetime`: the longest lifetime of a new or regenerated API token, in days; absent: no cap. */
+  readonly maxTokenLifetimeDays: number | undefined
+  /** `--secret-scanning-keys`: the file of public keys leak reports are verified with; absent: no leak endpoint. */
+  readonly secretScanningKeys: string | undefined
 }
 
 /** What the command line asks for. */
@@ -55,6 +59,12 @@ Options:
   --public-url URL        the origin clients see (https://data.example.org): OAuth metadata's
                           issuer and the device flow's verification_uri derive from it;
                           default: the listening address, never the Host header
+  --max-token-lifetime DAYS
+                          cap on API token lifetimes, 1-36500 days: the settings pages offer
+                          nothing longer and no "no expiry"; default: no cap
+  --secret-scanning-keys FILE
+                          public keys (GitHub's secret-scanning public-keys JSON) that sign leak
+                          reports to POST /secret-scanning/report; default: no leak endpoint
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -68,6 +78,8 @@ const DEFAULTS: ServerFlags = {
   trustProxy: false,
   store: { kind: 'memory' },
   publicUrl: undefined,
+  maxTokenLifetimeDays: undefined,
+  secretScanningKeys: undefined,
 }
 
 const HOSTNAME =
@@ -102,6 +114,19 @@ const PARSERS: Readonly<Record<string, Parser>> = {
   '--trust-proxy': (value) => ({ trustProxy: parseTrustProxy(value) }),
   '--store': (value) => ({ store: parseStore(value) }),
   '--public-url': (value) => ({ publicUrl: parsePublicUrl(value) }),
+  '--max-token-lifetime': (value) => {
+    if (!/^[1-9][0-9]{0,4}$/.test(value) || Number(value) > MAX_TOKEN_LIFETIME_DAYS) {
+      throw new ConfigError(
+        ['--max-token-lifetime'],
+        `${quote(value)} is not a whole number of days from 1 to ${MAX_TOKEN_LIFETIME_DAYS}`,
+      )
+    }
+    return { maxTokenLifetimeDays: Number(value) }
+  },
+  '--secret-scanning-keys': (value) => {
+    if (value === '') throw new ConfigError(['--secret-scanning-keys'], 'needs a file name')
+    return { secretScanningKeys: value }
+  },
 }
 
 /**

@@ -10,6 +10,7 @@ import { startFastify } from './http/fastify.js'
 import type { RunningServer } from './http/front-door.js'
 import { startHono } from './http/hono.js'
 import type { TrustProxy } from './http/trust-proxy.js'
+import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import type { AbuseLimits } from './limits/abuse-limits.js'
 import type { Seed } from './seed/load.js'
 import { openSharedStores } from './shared-stores.js'
@@ -29,6 +30,10 @@ export interface StartServerOptions {
   readonly publicUrl?: string | undefined
   /** Abuse limits other than the defaults (limits/abuse-limits.ts). */
   readonly limits?: Partial<AbuseLimits>
+  /** `--max-token-lifetime`, in days; absent: no cap. */
+  readonly maxTokenLifetimeDays?: number | undefined
+  /** `--secret-scanning-keys`, read (`readSecretScanningKeys`); absent: no leak endpoint. */
+  readonly secretScanningKeys?: SecretScanningKeys | undefined
 }
 
 /** A running reference server. */
@@ -65,9 +70,12 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             sessions: shared.sessions,
             signInKey: shared.signInKey,
             rateLimits: shared.rateLimits,
+            reportReplays: shared.reportReplays,
           }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       publicUrl: options.publicUrl,
+      maxTokenLifetimeDays: options.maxTokenLifetimeDays,
+      secretScanningKeys: options.secretScanningKeys,
     })
     const running = await BINDINGS[framework](app, {
       host: options.host ?? '127.0.0.1',

@@ -6,6 +6,7 @@
 import type { TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import type { StoreOption } from './flags.js'
+import type { ReportReplayStore } from './leaks/report-replays.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
 import type { SessionStore } from './web/sessions.js'
 
@@ -20,6 +21,8 @@ export interface SharedStores {
   readonly signInKey: Uint8Array
   /** The abuse limits' counts, shared by every instance on the store. */
   readonly rateLimits: RateLimitStore
+  /** Leak reports already acted on, so that a replay to any instance is refused. */
+  readonly reportReplays: ReportReplayStore
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -42,18 +45,30 @@ export async function openSharedStores(
 ): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
-  const [{ RedisOAuthStateStore, RedisTokenStore }, { RedisSessionStore }, { RedisRateLimitStore }] =
-    await Promise.all([
-      import('../../adapters/redis/index.js'),
-      import('./web/redis-sessions.js'),
-      import('./limits/redis-rate-limits.js'),
-    ])
+  const [
+    { RedisOAuthStateStore, RedisTokenStore },
+    { RedisSessionStore },
+    { RedisRateLimitStore },
+    { RedisReportReplayStore },
+  ] = await Promise.all([
+    import('../../adapters/redis/index.js'),
+    import('./web/redis-sessions.js'),
+    import('./limits/redis-rate-limits.js'),
+    import('./leaks/redis-report-replays.js'),
+  ])
   const tokens = new RedisTokenStore({ redis: option.url })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
   const sessions = new RedisSessionStore(option.url, now)
   const rateLimits = new RedisRateLimitStore(option.url)
+  const reportReplays = new RedisReportReplayStore(option.url)
   const close = async () => {
-    await Promise.all([tokens.close(), oauthState.close(), sessions.close(), rateLimits.close()])
+    await Promise.all([
+      tokens.close(),
+      oauthState.close(),
+      sessions.close(),
+      rateLimits.close(),
+      reportReplays.close(),
+    ])
   }
   try {
     await Promise.all([
@@ -61,8 +76,17 @@ export async function openSharedStores(
       oauthState.ready(CONNECT_TIMEOUT_MS),
       sessions.ready(CONNECT_TIMEOUT_MS),
       rateLimits.ready(CONNECT_TIMEOUT_MS),
+      reportReplays.ready(CONNECT_TIMEOUT_MS),
     ])
-    return { tokens, oauthState, sessions, signInKey: await sessions.signInKey(), rateLimits, close }
+    return {
+      tokens,
+      oauthState,
+      sessions,
+      signInKey: await sessions.signInKey(),
+      rateLimits,
+      reportReplays,
+      close,
+    }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })

@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest'
 const server = join(import.meta.dirname, '../../examples/server')
 
 /** Lowest first: each folder may import (at run time) only the folders before it in this list. */
-const LAYERS = ['routes', 'request', 'limits', 'seed', 'api', 'web', 'oauth', 'http']
+const LAYERS = ['routes', 'request', 'limits', 'seed', 'leaks', 'api', 'web', 'oauth', 'http']
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -36,7 +36,11 @@ function runtimeImports(source: string): string[] {
             clause.namedBindings.elements.length > 0 &&
             clause.namedBindings.elements.every((element) => element.isTypeOnly)))
       if (!typeOnly) found.push((statement.moduleSpecifier as ts.StringLiteral).text)
-    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined && !statement.isTypeOnly) {
+    } else if (
+      ts.isExportDeclaration(statement) &&
+      statement.moduleSpecifier !== undefined &&
+      !statement.isTypeOnly
+    ) {
       found.push((statement.moduleSpecifier as ts.StringLiteral).text)
     }
   }
@@ -89,7 +93,10 @@ describe('examples/server is grouped by concern', () => {
     ["import type { A } from '../x.js'", []],
     ["import { type A, type B } from '../x.js'", []],
     ["import { type A, b } from '../x.js'", ['../x.js']],
-    ["import x from './x.js'\nexport { y } from './y.js'\nexport type { Z } from './z.js'", ['./x.js', './y.js']],
+    [
+      "import x from './x.js'\nexport { y } from './y.js'\nexport type { Z } from './z.js'",
+      ['./x.js', './y.js'],
+    ],
     ["import '../side-effect.js'\nimport { z } from 'zod'", ['../side-effect.js']],
   ])('the import reader: %s', (source, expected) => {
     expect(runtimeImports(source)).toEqual(expected)
