@@ -18,7 +18,13 @@ export const MAX_TOKEN_LIFETIME_DAYS = 36_500
 /** How long before its expiry a token is shown as expiring soon: seven days. */
 export const EXPIRING_SOON_MS = 7 * DAY_MS
 
-/** Whether `days` is a whole number of days from 1 to {@link MAX_TOKEN_LIFETIME_DAYS}. */
+/**
+ * Whether `days` is a whole number of days from 1 to {@link MAX_TOKEN_LIFETIME_DAYS}.
+ *
+ * @example
+ * isLifetimeDays(90)  // true
+ * isLifetimeDays(1.5) // false
+ */
 export function isLifetimeDays(days: unknown): days is number {
   return Number.isSafeInteger(days) && (days as number) >= 1 && (days as number) <= MAX_TOKEN_LIFETIME_DAYS
 }
