@@ -220,8 +220,19 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       target.advance(7 * DAY_MS)
       try {
         expect(await api(target.server.port, soon.value)).toEqual({ status: 401, code: 'invalid_token' })
+        // An expired token cannot be regenerated: no control for it, and a post is refused. (A week
+        // later the session is over: sign in again.)
+        const again = await signedIn(target)
+        const page = (await again.get('/settings/tokens')).body
+        expect(row(page, soon.record)).toContain('<strong>Expired</strong>')
+        expect(row(page, soon.record)).not.toContain('Regenerate')
+        const path = `/settings/tokens/${soon.record.id}/regenerate`
+        const confirm = await again.get(path)
+        const refused = await again.post(path, { csrf_token: csrfOf(confirm.body, path), overlap: '1h' })
+        expect(refused.status).toBe(409)
+        expect(refused.body).toContain('This token has expired')
         expect((await api(target.server.port, later.value)).status).toBe(200)
-        expect(row((await browser.get('/settings/tokens')).body, later.record)).not.toContain('Expires soon')
+        expect(row(page, later.record)).not.toContain('Expires soon')
       } finally {
         target.advance(-7 * DAY_MS)
       }

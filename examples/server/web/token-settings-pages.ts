@@ -198,6 +198,12 @@ function leakAlert(revoked: readonly TokenRecord[]): string {
   return `<div class="warning" role="alert"><p><strong>Revoked because found in public:</strong> ${names}. Create a new token for each, and remove the old value from where it was published.</p></div>`
 }
 
+// An expired token cannot be regenerated (rotateToken refuses it): no control for it.
+function regenerateLink(token: TokenRecord, name: string, now: number): string {
+  if (token.expiresAt !== undefined && token.expiresAt <= now) return ''
+  return `<a href="${tokenPath(token)}/regenerate">Regenerate<span class="visually-hidden"> ${name}</span></a>`
+}
+
 function tokenRows(
   tokens: readonly TokenRecord[],
   session: Session,
@@ -216,7 +222,7 @@ function tokenRows(
       <td>${expiryCell(token, now)}</td>
       <td><div class="actions">
         <a href="${tokenPath(token)}">Edit<span class="visually-hidden"> ${name}</span></a>
-        ${canRotate && token.expiresAt !== undefined && token.expiresAt <= now ? '' : canRotate ? `<a href="${tokenPath(token)}/regenerate">Regenerate<span class="visually-hidden"> ${name}</span></a>` : ''}
+        ${canRotate ? regenerateLink(token, name, now) : ''}
         <form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
           <button type="submit" class="danger">Revoke<span class="visually-hidden"> ${name}</span></button>
         </form>

@@ -257,13 +257,18 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
           session,
         )
       }
-      if (error instanceof TokenStoreError && /meanwhile|revoked/.test(error.message)) {
-        return messagePage(
-          409,
-          'Cannot regenerate',
-          'The token changed meanwhile. Reload the list and try again.',
-          session,
-        )
+      // A refusal because the token changed meanwhile (regenerated or revoked in another tab or
+      // instance) is the user's news; any other store failure is the server's (503).
+      if (error instanceof TokenStoreError) {
+        const current = await tokens.findById(token.id)
+        if (current !== undefined && (current.hash !== token.hash || current.revokedAt !== undefined)) {
+          return messagePage(
+            409,
+            'Cannot regenerate',
+            'The token changed meanwhile. Reload the list and try again.',
+            session,
+          )
+        }
       }
       throw error
     }
