@@ -43,7 +43,7 @@ import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-s
 import { messagePage } from './html.js'
 import { httpsOnly } from './https-only.js'
 import type { Session } from './sessions.js'
-import { readNewToken, readTokenChanges } from './token-form.js'
+import { type FieldErrors, readNewToken, readTokenChanges, type TokenFormValues } from './token-form.js'
 import {
   createdTokenPage,
   editTokenPage,
@@ -143,13 +143,14 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     const now = web.now()
     const existing = await listed(session.handle)
     const read = readNewToken(fields, existing, now, maxLifetimeDays)
-    const again = async (errors: Parameters<typeof tokenListPage>[0]['form'] & object) =>
+    // The list again, with the form's problems (400).
+    const again = async (form: { readonly values: TokenFormValues; readonly errors: FieldErrors }) =>
       tokenListPage({
         session,
         tokens: existing,
         revoked: await recentlyRevoked(session.handle, now),
         now,
-        form: errors,
+        form,
         ...pageOptions,
       })
     const typed = {
