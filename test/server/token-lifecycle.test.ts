@@ -177,6 +177,20 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       expect(forever.record.expiresAt).toBeUndefined()
     })
 
+    test('under the cap, a token without expiry from before it cannot be regenerated', async () => {
+      const target = capped()
+      const browser = await signedIn(target)
+      // The demo seed's "reader" token never expires.
+      const reader = (await target.app.tokens.listByOwner('alice')).find((token) => token.name === 'reader')!
+      const path = `/settings/tokens/${reader.id}/regenerate`
+      const confirm = await browser.get(path)
+      const refused = await browser.post(path, { csrf_token: csrfOf(confirm.body, path), overlap: '1h' })
+      expect(refused.status).toBe(409)
+      expect(refused.body).toContain('token lifetimes are capped at 90 days')
+      expect(tokenValueOf(refused.body)).toBeUndefined()
+      expect(await target.app.tokens.findById(reader.id)).toEqual(reader)
+    })
+
     test('the cap: nothing longer and no "none" offered; a longer request is refused naming the cap', async () => {
       const target = capped()
       const browser = await signedIn(target)

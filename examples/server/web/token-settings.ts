@@ -19,13 +19,15 @@
  * "no expiry", and a longer request is refused with a message naming the cap. Regenerating keeps the
  * token's id, name, scopes and expiry policy (rotateToken); the previous value keeps working for the
  * chosen overlap, and revoking the token ends both. Regenerate is offered where the token store can
- * rotate (`TokenStore.rotate`).
+ * rotate (`TokenStore.rotate`); it is refused (409) for an expired token, and under the cap for one
+ * whose new value would outlive the cap.
  *
  * Every POST carries `csrf_token` (else 403). Signed out: a 303 to sign-in. A token that is not the
  * user's own unrevoked API token — another user's, an OAuth token, a revoked or unknown id — is 404.
  * Over plain HTTP from another machine every route is the 403 page of https-only.ts, signed in or not.
  */
 import {
+  checkTokenLifetime,
   createApiToken,
   InvalidArgumentError,
   renameToken,
@@ -248,8 +250,19 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     let rotated: ReturnType<typeof rotateToken>
     try {
       rotated = rotateToken(token, { overlapMs: overlap.ms, now })
+      // A token from before the cap (no expiry, or a later one) does not get a new value that
+      // outlives it: the owner creates a token within the cap instead.
+      checkTokenLifetime(rotated.record.expiresAt, now, maxLifetimeDays)
       await tokens.rotate(rotated.record)
     } catch (error) {
+      if (error instanceof TokenLifetimeError) {
+        return messagePage(
+          409,
+          'Cannot regenerate',
+          `${error.message}. This token would outlive the cap: create a new token instead.`,
+          session,
+        )
+      }
       if (error instanceof InvalidArgumentError) {
         return messagePage(
           409,
