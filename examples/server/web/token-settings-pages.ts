@@ -41,7 +41,7 @@ function expiryCell(token: TokenRecord, now: number): string {
   if (token.expiresAt === undefined) return 'Never'
   if (token.expiresAt <= now) return `<strong>Expired</strong> ${formatInstant(token.expiresAt)}`
   if (isExpiringSoon(token, now)) {
-    return `<strong class="expiring">Expires soon</strong> ${formatInstant(token.expiresAt)}`
+    return `<strong class="expiring">Expires soon</strong><br>${formatInstant(token.expiresAt)}`
   }
   return formatInstant(token.expiresAt)
 }
@@ -51,7 +51,7 @@ function lastUsedCell(token: TokenRecord): string {
   const from =
     token.lastUsedFrom === undefined
       ? ''
-      : ` <span class="nowrap">from <code>${escapeHtml(token.lastUsedFrom)}</code></span>`
+      : `<br><span class="hint">from <code>${escapeHtml(token.lastUsedFrom)}</code></span>`
   return `${formatInstant(token.lastUsedAt)}${from}`
 }
 
