@@ -1,15 +1,23 @@
-// The `data-access-policy` command: decision tables, fresh token values, restriction checks.
+// The `data-access-policy` command: decision tables, fresh token values, restriction checks, and a
+// scan for committed token values.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { buildDecisionTables } from '../src/decisions/decision-tables.js'
-import { formatConfigPath } from '../src/errors.js'
+import { formatConfigPath, TokenLifetimeError } from '../src/errors.js'
 import { exportRestrictionsSchema } from '../src/restrictions/export-restrictions.js'
 import { generateTokenValue } from '../src/tokens/token-format.js'
+import {
+  checkTokenLifetime,
+  DAY_MS,
+  isLifetimeDays,
+  TOKEN_LIFETIME_DAYS,
+} from '../src/tokens/token-lifetime.js'
 import {
   renderDecisionTablesCsv,
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
 } from './decision-tables-render.js'
+import { formatFinding, scanPaths } from './scan.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const
@@ -18,22 +26,42 @@ const USAGE = `Usage: data-access-policy <command> [options]
 
 Commands:
   tables [--format md|json|csv]     print the policy's decision tables (default md)
-  token [--kind api|oauth]          print a fresh, well-formed token value (default api)
+  token [--kind api|oauth] [--lifetime L] [--max-lifetime DAYS]
+                                    print a fresh, well-formed token value (default api) and,
+                                    with --lifetime, its expiry for a seed file
+  scan [--no-history] [PATH…]       find token values in files and git history (default .)
   check-restrictions FILE           validate export restrictions in a JSON file: one restrictions
                                     object, an array of them, or a seed with datasets[].exportRestrictions
 
 Run 'data-access-policy <command> --help' for a command's help.
-Exit codes: 0 success, 1 the file is invalid, 2 bad usage or unreadable file.`
+Exit codes: 0 success, 1 the file is invalid (scan: token values found), 2 bad usage or unreadable file.`
 
 const HELP: Record<string, string> = {
   tables: `Usage: data-access-policy tables [--format md|json|csv]
 
 Prints every decision of the policy (scope × public level × user level × operation) and the
 export-restriction examples, generated from the core. Exit 0.`,
-  token: `Usage: data-access-policy token [--kind api|oauth]
+  token: `Usage: data-access-policy token [--kind api|oauth] [--lifetime L] [--max-lifetime DAYS]
 
 Prints a fresh token value: dap_ (api) or dao_ (oauth), 32 random base62 characters and a
-6-character CRC-32 checksum. It is not registered anywhere. Exit 0.`,
+6-character CRC-32 checksum. It is not registered anywhere.
+
+--lifetime L           7, 30, 60, 90 or 365 (days from now), a date YYYY-MM-DD (00:00 UTC), or
+                       none: prints a second line, "expiresAt: <ISO instant>" (or "expiresAt: none"),
+                       the seed file's field
+--max-lifetime DAYS    refuse a lifetime longer than DAYS, and none, as --max-token-lifetime does
+
+Exit 0; 2 on a bad option or a lifetime over the cap.`,
+  scan: `Usage: data-access-policy scan [--no-history] [PATH…]
+
+Finds token values (dap_/dao_ + 32 base62 + a valid CRC-32 checksum: no look-alikes) in the files
+under each PATH (default: the current directory; .git and node_modules are skipped, and binary
+files) and, unless --no-history, in every line ever added in the git history of the repositories
+the PATHs lie in (git log -p --all, limited to the PATHs). Prints one line per value found,
+"FILE:LINE: API token dap_…Cnw5", with "(commit SHA)" after the line for history; never a value.
+
+Exit 0 when none is found, 1 when any is (for pre-commit hooks and CI), 2 on bad usage or when a
+PATH or the history cannot be read.`,
   'check-restrictions': `Usage: data-access-policy check-restrictions FILE
 
 Validates export restrictions ({ maxBytes?, maxRecords?, allowedIps? }) in a JSON file and explains
@@ -64,6 +92,7 @@ export function runCli(
     return command === undefined ? usage('missing command') : ok(`${USAGE}\n`)
   }
   if (!(command in HELP)) return usage(`unknown command ${JSON.stringify(command)}`)
+  if (command === 'scan') return scan(rest)
   let parsed: ReturnType<typeof parseArgs>
   try {
     parsed = parseArgs({
@@ -73,6 +102,9 @@ export function runCli(
         help: { type: 'boolean', short: 'h' },
         format: { type: 'string' },
         kind: { type: 'string' },
+        ...(command === 'token'
+          ? { lifetime: { type: 'string' as const }, 'max-lifetime': { type: 'string' as const } }
+          : {}),
       },
       strict: true,
     })
@@ -84,7 +116,7 @@ export function runCli(
     case 'tables':
       return tables(parsed.values.format)
     case 'token':
-      return token(parsed.values.kind)
+      return token(parsed.values.kind, parsed.values.lifetime, parsed.values['max-lifetime'])
     default:
       return checkRestrictions(parsed.positionals, readFile)
   }
@@ -100,10 +132,73 @@ function tables(format: unknown): CliResult {
   return ok(renderDecisionTablesMarkdown(data))
 }
 
-function token(kind: unknown): CliResult {
+function token(kind: unknown, lifetime: unknown, maxLifetime: unknown): CliResult {
   const chosen = parsed(kind, ['api', 'oauth'])
   if (chosen === undefined) return usage(`--kind must be api or oauth, got ${JSON.stringify(kind)}`)
-  return ok(`${generateTokenValue(chosen === 'oauth' ? 'oauth' : 'api')}\n`)
+  const value = generateTokenValue(chosen === 'oauth' ? 'oauth' : 'api')
+  if (lifetime === undefined && maxLifetime === undefined) return ok(`${value}\n`)
+  let cap: number | undefined
+  if (maxLifetime !== undefined) {
+    cap = /^[1-9][0-9]*$/.test(String(maxLifetime)) ? Number(maxLifetime) : Number.NaN
+    if (!isLifetimeDays(cap)) {
+      return usage(
+        `--max-lifetime must be a whole number of days from 1 to 36500, got ${JSON.stringify(maxLifetime)}`,
+      )
+    }
+  }
+  const now = Date.now()
+  const expiresAt = expiryOf(String(lifetime ?? 'none'), now)
+  if (expiresAt === null) {
+    return usage(
+      `--lifetime must be ${TOKEN_LIFETIME_DAYS.join(', ')}, a date YYYY-MM-DD in the future or none, got ${JSON.stringify(lifetime)}`,
+    )
+  }
+  try {
+    checkTokenLifetime(expiresAt, now, cap)
+  } catch (error) {
+    if (error instanceof TokenLifetimeError)
+      return { code: EXIT.usage, stdout: '', stderr: `${error.message}\n` }
+    throw error
+  }
+  return ok(`${value}\nexpiresAt: ${expiresAt === undefined ? 'none' : new Date(expiresAt).toISOString()}\n`)
+}
+
+// A --lifetime's expiry: epoch ms, undefined for none, null when it is none of the choices.
+function expiryOf(lifetime: string, now: number): number | undefined | null {
+  if (lifetime === 'none') return undefined
+  const days = TOKEN_LIFETIME_DAYS.find((each) => String(each) === lifetime)
+  if (days !== undefined) return now + days * DAY_MS
+  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(lifetime)
+  if (date === null) return null
+  const at = Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]))
+  const real = new Date(at).toISOString().slice(0, 10) === lifetime
+  return real && at > now ? at : null
+}
+
+function scan(args: readonly string[]): CliResult {
+  let parsedArgs: ReturnType<typeof parseArgs>
+  try {
+    parsedArgs = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' }, 'no-history': { type: 'boolean' } },
+      strict: true,
+    })
+  } catch (error) {
+    return usage((error as Error).message)
+  }
+  if (parsedArgs.values.help === true) return ok(`${HELP.scan}\n`)
+  const paths = parsedArgs.positionals.length === 0 ? ['.'] : parsedArgs.positionals
+  const { findings, problems } = scanPaths(paths, { history: parsedArgs.values['no-history'] !== true })
+  const stdout = findings.map((found) => `${formatFinding(found)}\n`).join('')
+  const summary =
+    findings.length === 0
+      ? 'no token values found\n'
+      : `${findings.length} token value(s) found: revoke them, then remove them\n`
+  if (problems.length > 0) {
+    return { code: EXIT.usage, stdout, stderr: `${problems.join('\n')}\n${summary}` }
+  }
+  return { code: findings.length === 0 ? EXIT.ok : EXIT.invalid, stdout, stderr: summary }
 }
 
 // An absent option takes the first allowed value; a present one must be allowed.

@@ -8,6 +8,8 @@
  * - `ERR_INVALID_ARGUMENT`: a function was called with an argument of the wrong shape.
  * - `ERR_OAUTH`: an OAuth request broke a rule; the error's `error` holds the RFC 6749 code.
  * - `ERR_CLIENT`: the API client received a denial or an unexpected answer.
+ * - `ERR_TOKEN_LIFETIME`: a token's requested lifetime is longer than the configured cap, or it
+ *   asks for no expiry where one is required.
  */
 export type ErrorCode =
   | 'ERR_INVALID_SCOPE'
@@ -17,6 +19,7 @@ export type ErrorCode =
   | 'ERR_INVALID_ARGUMENT'
   | 'ERR_OAUTH'
   | 'ERR_CLIENT'
+  | 'ERR_TOKEN_LIFETIME'
 
 /**
  * Base class of every error thrown by data-access-policy; `code` is stable across versions.
@@ -125,5 +128,23 @@ export class TokenStoreError extends DataAccessPolicyError {
 export class InvalidArgumentError extends DataAccessPolicyError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_INVALID_ARGUMENT', message, options)
+  }
+}
+
+/**
+ * A requested token lifetime breaks the lifetime cap (`maxLifetimeDays`): it is longer, or it asks
+ * for no expiry at all. The message names the cap, for the host to show as it is.
+ *
+ * @example
+ * createApiToken({ userId: 'alice', name: 'ci', scopes: [], lifetimeDays: 365, maxLifetimeDays: 90, now })
+ * // throws TokenLifetimeError: the lifetime is capped at 90 days; choose 90 days or fewer
+ */
+export class TokenLifetimeError extends DataAccessPolicyError {
+  /** The cap that was broken, in days. */
+  readonly maxLifetimeDays: number
+
+  constructor(maxLifetimeDays: number, message: string) {
+    super('ERR_TOKEN_LIFETIME', message)
+    this.maxLifetimeDays = maxLifetimeDays
   }
 }

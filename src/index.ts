@@ -69,6 +69,7 @@ export {
   InvalidArgumentError,
   ScopeError,
   TokenFormatError,
+  TokenLifetimeError,
   TokenStoreError,
 } from './errors.js'
 export {
@@ -79,6 +80,7 @@ export {
   type ErrorContext,
   type RequestContext,
 } from './policy.js'
+export { DEFAULT_IPV6_NETWORK_PREFIX, networkOfAddress } from './restrictions/client-network.js'
 export {
   combineRestrictions,
   compileExportRestrictions,
@@ -88,12 +90,26 @@ export {
 } from './restrictions/export-restrictions.js'
 export { MemoryTokenStore } from './tokens/memory-token-store.js'
 export {
+  BASE62_ALPHABET,
+  type FoundTokenValue,
+  findTokenValues,
   isWellFormedTokenValue,
+  TOKEN_PREFIXES,
   TOKEN_VALUE_LENGTH,
   type TokenKind,
   tokenKindOf,
+  tokenValueHint,
 } from './tokens/token-format.js'
 export { hashTokenValue, type TokenHashBackend, tokenHashBackend } from './tokens/token-hash.js'
+export {
+  checkTokenLifetime,
+  DAY_MS,
+  EXPIRING_SOON_MS,
+  isExpiringSoon,
+  isLifetimeDays,
+  MAX_TOKEN_LIFETIME_DAYS,
+  TOKEN_LIFETIME_DAYS,
+} from './tokens/token-lifetime.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,
@@ -103,15 +119,20 @@ export {
   DEFAULT_OAUTH_TOKEN_TTL_MS,
   type ImportApiTokenOptions,
   importApiToken,
+  MAX_REVOKED_REASON_LENGTH,
+  MAX_ROTATION_OVERLAP_MS,
   MAX_TOKEN_NAME_LENGTH,
+  type RotateTokenOptions,
   renameToken,
   rescopeToken,
   revokeToken,
+  rotateToken,
   type TokenRecord,
   type TokenScopesInput,
   type TokenStatus,
   tokenRecordSchema,
   tokenStatus,
+  tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
 export type { TokenStore, TokenWriteReceipt } from './tokens/token-store.js'

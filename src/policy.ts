@@ -82,7 +82,9 @@ export interface ErrorContext {
 }
 
 /** What an adapter knows about a request before authenticating it. */
-export interface RequestContext extends CredentialsInput, TransportFacts {}
+export interface RequestContext extends CredentialsInput, TransportFacts {
+  readonly clientAddress: string | undefined
+}
 
 /** A validated, compiled policy: the one object a host builds and hands to its adapter. */
 export interface AccessPolicy {

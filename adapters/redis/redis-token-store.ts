@@ -4,8 +4,9 @@ import { configErrorFromZod } from '../../src/config-error.js'
 import { TokenStoreError } from '../../src/errors.js'
 import { validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
-import { type TokenRecord, tokenRecordSchema } from '../../src/tokens/token-record.js'
+import { type TokenRecord, tokenRecordSchema, touchToken } from '../../src/tokens/token-record.js'
 import type { TokenStore, TokenWriteReceipt } from '../../src/tokens/token-store.js'
+import { checkRotation, checkUpdate } from '../../src/tokens/token-store-rules.js'
 import { ClusterInvalidationFeed } from './cluster-feed.js'
 import {
   closeConnection,
@@ -22,7 +23,15 @@ import {
 import { type Freshness, InvalidationFeed } from './invalidation-feed.js'
 import { RecordCache } from './record-cache.js'
 import { decodeRecord, storeFailure } from './record-codec.js'
-import { CLAIM_ID, RELEASE_ID, REPLACE_TOKEN, SAVE_TOKEN } from './token-scripts.js'
+import {
+  ALIAS_TOKEN,
+  CLAIM_ID,
+  DELETE_IF,
+  RELEASE_ID,
+  REPLACE_TOKEN,
+  REPOINT_ID,
+  SAVE_TOKEN,
+} from './token-scripts.js'
 
 /** Options of {@link RedisTokenStore}. */
 export interface RedisTokenStoreOptions {
@@ -83,8 +92,8 @@ const optionsSchema = z
   })
 
 const HASH = /^[0-9a-f]{64}$/
-// Fields fixed at creation: the id and hash are the lookup keys, the rest is who and what the token is.
-const IMMUTABLE_FIELDS = ['hash', 'kind', 'userId', 'createdAt', 'clientId'] as const
+// A rotation leaves `alias:NEWHASH` under the replaced value's hash for the overlap (rotate()).
+const ALIAS_PREFIX = 'alias:'
 // Compare-and-set retries before an update gives up; each lost round means another write landed.
 const MAX_ATTEMPTS = 16
 // A change too few replicas confirmed is confirmed again this many times, after a wait that doubles
@@ -98,6 +107,15 @@ const CONFIRM_LONGEST_DELAY_MS = 4000
 interface PendingRead {
   cacheable: boolean
   promise: Promise<TokenRecord | undefined>
+}
+
+// How long Redis keeps a rotation's alias: the overlap, and a minute for the clocks of instances
+// that disagree. Relative, because the records' clock (a host's, a test's) need not be Redis's; the
+// overlap itself is enforced from the record (`previousHashExpiresAt`), not by this expiry.
+const ALIAS_GRACE_MS = 60_000
+
+function aliasLifetimeMs(record: TokenRecord): number {
+  return record.previousHashExpiresAt! - (record.rotatedAt ?? record.previousHashExpiresAt!) + ALIAS_GRACE_MS
 }
 
 function compareByCreation(a: TokenRecord, b: TokenRecord): number {
@@ -170,6 +188,9 @@ export class RedisTokenStore implements TokenStore {
   readonly #replace: LuaScript
   readonly #claimId: LuaScript
   readonly #releaseId: LuaScript
+  readonly #alias: LuaScript
+  readonly #repointId: LuaScript
+  readonly #deleteIf: LuaScript
 
   /**
    * Opens the connections; lookups work at once (from Redis) and the cache joins in once the
@@ -206,6 +227,9 @@ export class RedisTokenStore implements TokenStore {
     this.#replace = defineScript(client, 'dapReplaceToken', REPLACE_TOKEN)
     this.#claimId = defineScript(client, 'dapClaimTokenId', CLAIM_ID)
     this.#releaseId = defineScript(client, 'dapReleaseTokenId', RELEASE_ID)
+    this.#alias = defineScript(client, 'dapAliasToken', ALIAS_TOKEN)
+    this.#repointId = defineScript(client, 'dapRepointTokenId', REPOINT_ID)
+    this.#deleteIf = defineScript(client, 'dapDeleteIf', DELETE_IF)
     if (cacheSize === 0) return
     const feed = {
       channel: this.#channel,
@@ -381,18 +405,89 @@ export class RedisTokenStore implements TokenStore {
     if (hash === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
     const next = JSON.stringify(valid)
     await this.#compareAndSet(hash, 'update a token', (current) => {
-      for (const field of IMMUTABLE_FIELDS) {
-        if (valid[field] !== current[field]) {
-          throw new TokenStoreError(`cannot update token ${valid.id}: ${field} cannot change`)
-        }
-      }
-      if (current.revokedAt !== undefined && valid.revokedAt !== current.revokedAt) {
-        throw new TokenStoreError(`cannot update token ${valid.id}: a revocation is permanent`)
-      }
+      checkUpdate(current, valid)
       return next
     })
     const replicated = await this.#replicated(this.#recordKey(hash))
     if (!replicated) this.#confirmLater(hash, valid)
+    return { replicated }
+  }
+
+  /**
+   * Validates and stores a rotated record (`rotateToken`). The keys may live on several cluster
+   * nodes, so the steps go in an order that keeps every state in between safe: the new record is
+   * added under its hash (the new value works from here on) and to the owner's set; the replaced
+   * record becomes `alias:NEWHASH` only if it is still exactly what was read (a revocation that
+   * came first wins, and the new record is taken back), expiring with the overlap; the id index
+   * moves; the older alias goes. A lookup of the replaced value follows the alias to the current
+   * record, so a later revocation or scope change applies to both values at once.
+   */
+  async rotate(record: TokenRecord): Promise<TokenWriteReceipt> {
+    const valid = validateRecord(tokenRecordSchema, record, 'token record', 'rotate')
+    const oldHash = await this.#hashOf(valid.id)
+    if (oldHash === undefined) throw new TokenStoreError(`cannot rotate: no token with id ${valid.id}`)
+    const oldKey = this.#recordKey(oldHash)
+    const newKey = this.#recordKey(valid.hash)
+    let text: string | null
+    try {
+      text = await this.#client.get(oldKey)
+    } catch (error) {
+      throw storeFailure('rotate a token', error)
+    }
+    if (text === null || text.startsWith(ALIAS_PREFIX)) {
+      throw new TokenStoreError(`cannot rotate token ${valid.id}: it was rotated or changed meanwhile`)
+    }
+    const current = decodeRecord(tokenRecordSchema, text, 'token record')
+    checkRotation(current, valid)
+    let saved: unknown
+    let aliased: unknown
+    try {
+      saved = await this.#save([newKey], [JSON.stringify(valid), this.#channel, this.#message(valid.hash)])
+      if (saved === 'ok') {
+        await this.#client.sadd(this.#ownerKey(valid.userId), valid.hash)
+        aliased = await this.#alias(
+          [oldKey],
+          [
+            text,
+            `${ALIAS_PREFIX}${valid.hash}`,
+            String(aliasLifetimeMs(valid)),
+            this.#channel,
+            this.#message(oldHash),
+          ],
+        )
+        if (aliased !== 1) {
+          // Changed meanwhile (revoked, renamed, rotated): the new record never becomes the token.
+          await this.#deleteIf([newKey], [JSON.stringify(valid)])
+          await this.#client.srem(this.#ownerKey(valid.userId), valid.hash)
+        } else {
+          await this.#repointId([this.#idKey(valid.id)], [oldHash, valid.hash])
+          await this.#client.srem(this.#ownerKey(valid.userId), oldHash)
+          if (current.previousHash !== undefined) {
+            await this.#deleteIf([this.#recordKey(current.previousHash)], [`${ALIAS_PREFIX}${oldHash}`])
+          }
+        }
+      }
+    } catch (error) {
+      throw storeFailure('rotate a token', error)
+    }
+    if (saved === 'hash') throw new TokenStoreError('cannot rotate: a token with this hash already exists')
+    if (saved !== 'ok') throw new TokenStoreError('Redis answered a rotation with something unexpected')
+    this.#invalidate(valid.hash)
+    this.#invalidate(oldHash)
+    if (aliased !== 1) {
+      throw new TokenStoreError(`cannot rotate token ${valid.id}: it was rotated or changed meanwhile`)
+    }
+    // Done, and answered as done: the new value is shown once, so failing now would leave the owner
+    // without it. A failover that lost the rotation would bring back the replaced value (whose
+    // overlap the owner chose to end), so a shortfall is reported, as for a save.
+    const replicated = await this.#replicated(newKey)
+    if (!replicated) {
+      this.#report(
+        new TokenStoreError(
+          `token ${valid.id} was rotated, but fewer than ${this.#minReplicas} replicas confirmed it: a failover could undo it`,
+        ),
+      )
+    }
     return { replicated }
   }
 
@@ -407,8 +502,9 @@ export class RedisTokenStore implements TokenStore {
     } catch (error) {
       throw storeFailure('list tokens', error)
     }
-    // A hash without its record is a save that has not finished: not a token yet.
-    const present = texts.filter((text): text is string => text !== null)
+    // A hash without its record is a save that has not finished: not a token yet. An alias is a
+    // rotation half way: its token is listed under its new hash.
+    const present = texts.filter((text): text is string => text !== null && !text.startsWith(ALIAS_PREFIX))
     const records = present.map((text) => {
       const record = decodeRecord(tokenRecordSchema, text, 'token record')
       if (record.userId !== userId) throw new TokenStoreError('Redis answered another owner’s record')
@@ -418,29 +514,32 @@ export class RedisTokenStore implements TokenStore {
   }
 
   /**
-   * Sets `lastUsedAt` to `now` unless it is already later. Only that field is written, over the
-   * exact record read, so a late touch never undoes a concurrent revocation or scope change.
+   * Sets `lastUsedAt` to `now` unless it is already later, and `lastUsedFrom` to `network` with it.
+   * Only those fields are written, over the exact record read, so a late touch never undoes a
+   * concurrent revocation or scope change.
    */
-  async touch(id: string, now: number): Promise<void> {
+  async touch(id: string, now: number, network?: string): Promise<void> {
     if (!Number.isSafeInteger(now) || now < 0) {
       throw new TokenStoreError('cannot touch: now must be epoch milliseconds')
     }
     // Requests that arrive together touch once: the writes would all be (nearly) the same.
     const running = this.#touches.get(id)
     if (running !== undefined) return running
-    const touching = this.#touch(id, now).finally(() => this.#touches.delete(id))
+    const touching = this.#touch(id, now, network).finally(() => this.#touches.delete(id))
     this.#touches.set(id, touching)
     return touching
   }
 
-  async #touch(id: string, now: number): Promise<void> {
+  async #touch(id: string, now: number, network: string | undefined): Promise<void> {
     const hash = await this.#hashOf(id)
     if (hash === undefined) throw new TokenStoreError('cannot touch: no token with this id')
     // No replica confirmation: a failover that lost a lastUsedAt would cost nothing.
     await this.#compareAndSet(hash, 'touch a token', (current) =>
       current.lastUsedAt !== undefined && current.lastUsedAt >= now
         ? undefined
-        : JSON.stringify({ ...current, lastUsedAt: now }),
+        : JSON.stringify(
+            validateRecord(tokenRecordSchema, touchToken(current, now, network), 'token record', 'touch'),
+          ),
     )
   }
 
@@ -463,6 +562,12 @@ export class RedisTokenStore implements TokenStore {
         throw storeFailure(action, error)
       }
       if (text === null) throw new TokenStoreError('Redis answered an id index with a missing record')
+      // The id index still names a hash that a rotation has just made an alias: read again.
+      if (text.startsWith(ALIAS_PREFIX)) {
+        const target = text.slice(ALIAS_PREFIX.length)
+        if (!HASH.test(target)) throw new TokenStoreError('Redis answered a malformed alias')
+        return this.#compareAndSet(target, action, change)
+      }
       const next = change(decodeRecord(tokenRecordSchema, text, 'token record'))
       if (next === undefined) return false
       let replaced: unknown
@@ -572,6 +677,7 @@ export class RedisTokenStore implements TokenStore {
       (text) => {
         settle()
         if (text === null) return undefined
+        if (text.startsWith(ALIAS_PREFIX)) return this.#readAlias(hash, text.slice(ALIAS_PREFIX.length))
         const record = decodeRecord(tokenRecordSchema, text, 'token record')
         if (record.hash !== hash)
           throw new TokenStoreError('Redis answered a record stored under another hash')
@@ -586,6 +692,21 @@ export class RedisTokenStore implements TokenStore {
     )
     this.#pending.set(hash, read)
     return read.promise
+  }
+
+  // The value a rotation replaced: the current record, read from Redis every time (never cached:
+  // a change to it publishes only its own hash), if it still names `hash` as its previous one.
+  async #readAlias(hash: string, target: string): Promise<TokenRecord | undefined> {
+    if (!HASH.test(target)) throw new TokenStoreError('Redis answered a malformed alias')
+    let text: string | null
+    try {
+      text = await this.#client.get(this.#recordKey(target))
+    } catch (error) {
+      throw storeFailure('look up a token', error)
+    }
+    if (text === null || text.startsWith(ALIAS_PREFIX)) return undefined
+    const record = decodeRecord(tokenRecordSchema, text, 'token record')
+    return record.previousHash === hash ? record : undefined
   }
 
   #message(hash: string): string {

@@ -53,3 +53,32 @@ redis.call('SET', KEYS[1], ARGV[2])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `
+
+/**
+ * Rotation's second step: turns the record a rotation replaced into an alias of the new record's
+ * hash (`alias:HASH`), only if it is still exactly the text the caller read (a revocation that came
+ * first wins), and lets Redis drop it once the overlap is over. KEYS: the replaced record. ARGV:
+ * expected JSON, alias, time to live (ms), channel, message. Answers 1, or 0 when it changed.
+ */
+export const ALIAS_TOKEN = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1
+`
+
+/**
+ * Points a token id at its rotated record, only if it still points to the replaced one. KEYS: id
+ * index. ARGV: replaced hash, new hash. Answers 1, or 0 when it points elsewhere.
+ */
+export const REPOINT_ID = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`
+
+/** Deletes a record key only if it holds exactly this text (an old alias). KEYS: key. ARGV: text. */
+export const DELETE_IF = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`

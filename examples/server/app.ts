@@ -6,6 +6,9 @@ import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStor
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
+import { leakReportRoutes } from './leaks/leak-reports.js'
+import { MemoryReportReplayStore, type ReportReplayStore } from './leaks/report-replays.js'
+import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
 import { resourceMetadataUrl } from './oauth/discovery.js'
@@ -76,6 +79,12 @@ export interface CreateAppOptions {
   readonly consents?: PendingConsentStore
   /** `--public-url`; absent: the listening address, recorded by the binding's caller. */
   readonly publicUrl?: string | undefined
+  /** `--max-token-lifetime`, in days; absent: no cap. */
+  readonly maxTokenLifetimeDays?: number | undefined
+  /** `--secret-scanning-keys`, read; absent: no leak endpoint. */
+  readonly secretScanningKeys?: SecretScanningKeys | undefined
+  /** Where seen leak reports are remembered; in memory by default. */
+  readonly reportReplays?: ReportReplayStore
 }
 
 /**
@@ -125,7 +134,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     routeSets: [
       apiRoutes({ model, policy }),
       signInRoutes(web, guard),
-      tokenSettingsRoutes({ web, tokens }),
+      tokenSettingsRoutes({ web, tokens, maxLifetimeDays: options.maxTokenLifetimeDays }),
       oauthRoutes({
         clients: seed.clients,
         tokens,
@@ -136,6 +145,17 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
         ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
         ...(options.consents === undefined ? {} : { consents: options.consents }),
       }),
+      ...(options.secretScanningKeys === undefined
+        ? []
+        : [
+            leakReportRoutes({
+              tokens,
+              keys: options.secretScanningKeys,
+              replays: options.reportReplays ?? new MemoryReportReplayStore(),
+              now,
+              log: (line) => console.error(line),
+            }),
+          ]),
     ],
   }
 }

@@ -5,6 +5,7 @@
  */
 import { ConfigError } from '../../src/index.js'
 import { parseCommandLine, USAGE } from './flags.js'
+import { readSecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import { DEMO_SEED, demoBanner } from './seed/demo.js'
 import { loadSeed, readSeedFile } from './seed/load.js'
 import { type StartedServer, startServer } from './server.js'
@@ -42,6 +43,11 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
     const { flags } = commandLine
     demo = flags.seed === undefined
     const raw = flags.seed === undefined ? DEMO_SEED : await readSeedFile(flags.seed)
+    // Read before anything starts: a bad keys file is exit code 2, not a server without its endpoint.
+    const secretScanningKeys =
+      flags.secretScanningKeys === undefined
+        ? undefined
+        : await readSecretScanningKeys(flags.secretScanningKeys)
     server = await startServer({
       seed: await loadSeed(raw),
       framework: flags.framework,
@@ -51,6 +57,8 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
       store: flags.store,
       publicUrl: flags.publicUrl,
       ipv6Prefix: flags.ipv6Prefix,
+      maxTokenLifetimeDays: flags.maxTokenLifetimeDays,
+      secretScanningKeys,
     })
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -5,7 +5,7 @@
 
 import { isIP } from 'node:net'
 import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
-import { ConfigError } from '../../src/index.js'
+import { ConfigError, MAX_TOKEN_LIFETIME_DAYS } from '../../src/index.js'
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
 import { DEFAULT_IPV6_PREFIX } from './limits/networks.js'
 import { parsePublicUrl } from './public-origin.js'
@@ -34,6 +34,10 @@ export interface ServerFlags {
   readonly publicUrl: string | undefined
   /** `--ipv6-prefix`: IPv6 clients share the abuse limits per network of this many bits. */
   readonly ipv6Prefix: number
+  /** `--max-token-lifetime`: the longest lifetime of a new or regenerated API token, in days; absent: no cap. */
+  readonly maxTokenLifetimeDays: number | undefined
+  /** `--secret-scanning-keys`: the file of public keys leak reports are verified with; absent: no leak endpoint. */
+  readonly secretScanningKeys: string | undefined
 }
 
 /** What the command line asks for. */
@@ -60,6 +64,12 @@ Options:
                           default: the listening address, never the Host header
   --ipv6-prefix N         IPv6 clients share the abuse limits per network of N bits, 1 to 128
                           (default 64: one customer's /64); IPv4 clients count per address
+  --max-token-lifetime DAYS
+                          cap on API token lifetimes, 1-36500 days: the settings pages offer
+                          nothing longer and no "no expiry"; default: no cap
+  --secret-scanning-keys FILE
+                          public keys (GitHub's secret-scanning public-keys JSON) that sign leak
+                          reports to POST /secret-scanning/report; default: no leak endpoint
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -74,6 +84,8 @@ const DEFAULTS: ServerFlags = {
   store: { kind: 'memory' },
   publicUrl: undefined,
   ipv6Prefix: DEFAULT_IPV6_PREFIX,
+  maxTokenLifetimeDays: undefined,
+  secretScanningKeys: undefined,
 }
 
 const HOSTNAME =
@@ -113,6 +125,19 @@ const PARSERS: Readonly<Record<string, Parser>> = {
       throw new ConfigError(['--ipv6-prefix'], `${quote(value)} is not a prefix length from 1 to 128`)
     }
     return { ipv6Prefix: Number(value) }
+  },
+  '--max-token-lifetime': (value) => {
+    if (!/^[1-9][0-9]{0,4}$/.test(value) || Number(value) > MAX_TOKEN_LIFETIME_DAYS) {
+      throw new ConfigError(
+        ['--max-token-lifetime'],
+        `${quote(value)} is not a whole number of days from 1 to ${MAX_TOKEN_LIFETIME_DAYS}`,
+      )
+    }
+    return { maxTokenLifetimeDays: Number(value) }
+  },
+  '--secret-scanning-keys': (value) => {
+    if (value === '') throw new ConfigError(['--secret-scanning-keys'], 'needs a file name')
+    return { secretScanningKeys: value }
   },
 }
 

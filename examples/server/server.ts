@@ -10,6 +10,7 @@ import { startFastify } from './http/fastify.js'
 import type { RunningServer } from './http/front-door.js'
 import { startHono } from './http/hono.js'
 import type { TrustProxy } from './http/trust-proxy.js'
+import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import type { AbuseLimits } from './limits/abuse-limits.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
@@ -40,6 +41,10 @@ export interface StartServerOptions {
   readonly rateLimits?: RateLimitStore
   /** Where consent pages wait with `--store memory`; a fresh `MemoryPendingConsents` by default. */
   readonly consents?: PendingConsentStore
+  /** `--max-token-lifetime`, in days; absent: no cap. */
+  readonly maxTokenLifetimeDays?: number | undefined
+  /** `--secret-scanning-keys`, read (`readSecretScanningKeys`); absent: no leak endpoint. */
+  readonly secretScanningKeys?: SecretScanningKeys | undefined
 }
 
 /** A running reference server. */
@@ -77,12 +82,15 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             signInKey: shared.signInKey,
             rateLimits: shared.rateLimits,
             consents: shared.consents,
+            reportReplays: shared.reportReplays,
           }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
       ...(options.rateLimits === undefined || shared !== undefined ? {} : { rateLimits: options.rateLimits }),
       ...(options.consents === undefined || shared !== undefined ? {} : { consents: options.consents }),
       publicUrl: options.publicUrl,
+      maxTokenLifetimeDays: options.maxTokenLifetimeDays,
+      secretScanningKeys: options.secretScanningKeys,
     })
     const running = await BINDINGS[framework](app, {
       host: options.host ?? '127.0.0.1',

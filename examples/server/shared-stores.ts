@@ -7,6 +7,7 @@ import type { TokenStore } from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import { reportError } from './app.js'
 import type { StoreOption } from './flags.js'
+import type { ReportReplayStore } from './leaks/report-replays.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
 import type { SessionStore } from './web/sessions.js'
@@ -24,6 +25,8 @@ export interface SharedStores {
   readonly rateLimits: RateLimitStore
   /** The OAuth consent pages waiting for an answer, answerable on every instance. */
   readonly consents: PendingConsentStore
+  /** Leak reports already acted on, so that a replay to any instance is refused. */
+  readonly reportReplays: ReportReplayStore
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -51,11 +54,13 @@ export async function openSharedStores(
     { RedisSessionStore },
     { RedisRateLimitStore },
     { RedisPendingConsents },
+    { RedisReportReplayStore },
   ] = await Promise.all([
     import('../../adapters/redis/index.js'),
     import('./web/redis-sessions.js'),
     import('./limits/redis-rate-limits.js'),
     import('./oauth/redis-pending-consents.js'),
+    import('./leaks/redis-report-replays.js'),
   ])
   // A write too few replicas confirmed (after a failover) succeeds; the shortfall is reported here.
   const tokens = new RedisTokenStore({
@@ -66,6 +71,7 @@ export async function openSharedStores(
   const sessions = new RedisSessionStore(option.url, now)
   const rateLimits = new RedisRateLimitStore(option.url)
   const consents = new RedisPendingConsents(option.url, now)
+  const reportReplays = new RedisReportReplayStore(option.url)
   const close = async () => {
     await Promise.all([
       tokens.close(),
@@ -73,6 +79,7 @@ export async function openSharedStores(
       sessions.close(),
       rateLimits.close(),
       consents.close(),
+      reportReplays.close(),
     ])
   }
   try {
@@ -82,9 +89,10 @@ export async function openSharedStores(
       sessions.ready(CONNECT_TIMEOUT_MS),
       rateLimits.ready(CONNECT_TIMEOUT_MS),
       consents.ready(CONNECT_TIMEOUT_MS),
+      reportReplays.ready(CONNECT_TIMEOUT_MS),
     ])
     const signInKey = await sessions.signInKey()
-    return { tokens, oauthState, sessions, signInKey, rateLimits, consents, close }
+    return { tokens, oauthState, sessions, signInKey, rateLimits, consents, reportReplays, close }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })

@@ -2,9 +2,10 @@ import { type Deny, deny } from '../decisions/decision.js'
 import type { Principal } from '../decisions/principal.js'
 import { parseScopes } from '../decisions/scopes.js'
 import { TokenStoreError } from '../errors.js'
+import { networkOfAddress } from '../restrictions/client-network.js'
 import { isWellFormedTokenAt, isWellFormedTokenValue } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
-import { type TokenRecord, tokenStatus } from '../tokens/token-record.js'
+import { type TokenRecord, tokenStatusOfHash } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
 import { parseBearerHeader } from './bearer.js'
 import { withDeadline } from './deadline.js'
@@ -15,6 +16,11 @@ export interface CredentialsInput {
   readonly authorization: readonly string[]
   /** True when the query string or the body carries an `access_token` parameter. */
   readonly accessTokenParameter?: boolean
+  /**
+   * The client address, as the adapter's trusted-proxy handling resolved it: its network
+   * (`networkOfAddress`) is recorded beside the token's last use.
+   */
+  readonly clientAddress?: string | undefined
 }
 
 /** The result of authentication: a principal, or the denial to answer with. */
@@ -105,7 +111,7 @@ function isRecordFor(value: unknown, hash: string): value is TokenRecord {
   if (typeof value !== 'object' || value === null) return false
   const record = value as Partial<TokenRecord>
   return (
-    record.hash === hash &&
+    (record.hash === hash || record.previousHash === hash) &&
     typeof record.id === 'string' &&
     typeof record.userId === 'string' &&
     (record.kind === 'api' || record.kind === 'oauth') &&
@@ -182,12 +188,13 @@ function authenticate(
     }
     if (!isWellFormedTokenValue(token)) return INVALID_TOKEN
   }
-  return lookUp(token, options)
+  return lookUp(token, options, input.clientAddress)
 }
 
 function lookUp(
   token: string,
   options: AuthenticateOptions,
+  clientAddress: string | undefined,
 ): AuthenticationResult | Promise<AuthenticationResult> {
   const hash = hashTokenValue(token)
   const now = options.now()
@@ -200,9 +207,9 @@ function lookUp(
     return storeFailure(options, error)
   }
   // An in-memory store answers synchronously: no deadline, no promise, no turn of the event loop.
-  if (!(found instanceof Promise)) return settle(found, hash, now, options)
+  if (!(found instanceof Promise)) return settle(found, hash, now, options, clientAddress)
   return withDeadline(found, options.storeTimeoutMs).then(
-    (record) => settle(record, hash, now, options),
+    (record) => settle(record, hash, now, options, clientAddress),
     (error: unknown) => storeFailure(options, error),
   )
 }
@@ -218,6 +225,7 @@ function settle(
   hash: string,
   now: number,
   options: AuthenticateOptions,
+  clientAddress: string | undefined,
 ): AuthenticationResult {
   if (found === undefined) return INVALID_TOKEN
   if (!isRecordFor(found, hash)) {
@@ -228,24 +236,52 @@ function settle(
   }
   let result: Authenticated
   try {
-    if (tokenStatus(found, now) !== 'active') return INVALID_TOKEN
+    // A rotation's previous value is refused once its overlap ends; revocation ends both values.
+    if (tokenStatusOfHash(found, hash, now) !== 'active') return INVALID_TOKEN
     result = authenticatedAs(found)
   } catch (error) {
     return storeFailure(options, error)
   }
-  touch(options, found, now)
+  touch(options, found, now, clientAddress)
   return result
 }
 
+// When this process last asked each store to touch each token. A shared store's record can reach a
+// request from before the write landed (a read in flight, a cache refilled late), and its
+// `lastUsedAt` alone would then let a second write through within the interval.
+const touchedAt = new WeakMap<TokenStore, Map<string, number>>()
+// Enough for every token a busy instance sees in an interval; past it the memo starts again, which
+// costs at most one extra write per token.
+const MAX_REMEMBERED_TOUCHES = 10_000
+
 // lastUsedAt is bookkeeping: written in the background, at most once per interval, and its failure
 // never changes the answer.
-function touch(options: AuthenticateOptions, record: TokenRecord, now: number): void {
+function touch(
+  options: AuthenticateOptions,
+  record: TokenRecord,
+  now: number,
+  clientAddress: string | undefined,
+): void {
   const interval = options.touchIntervalMs ?? 60_000
   // Stryker disable next-line ConditionalExpression: equivalent because `now - undefined` is NaN, and NaN < interval is false
   if (record.lastUsedAt !== undefined && now - record.lastUsedAt < interval) return
+  let touched = touchedAt.get(options.tokens)
+  if (touched === undefined) {
+    touched = new Map()
+    touchedAt.set(options.tokens, touched)
+  }
+  const last = touched.get(record.id)
+  if (last !== undefined && now - last < interval && now >= last) return
+  if (touched.size >= MAX_REMEMBERED_TOUCHES) touched.clear()
+  touched.set(record.id, now)
   const report = (error: unknown) => options.onError?.(error, 'store')
   try {
-    options.tokens.touch(record.id, now).catch(report)
+    const network = networkOfAddress(clientAddress)
+    const write =
+      network === undefined
+        ? options.tokens.touch(record.id, now)
+        : options.tokens.touch(record.id, now, network)
+    write.catch(report)
   } catch (error) {
     // A synchronous throw from the store is as harmless here as a rejection, and as visible.
     report(error)

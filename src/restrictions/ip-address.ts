@@ -320,7 +320,8 @@ function isMappedBigInt(value: bigint): boolean {
   return value >> 32n === 0xffffn
 }
 
-function wordsToBigInt(words: Ipv6Words): bigint {
+/** The 128-bit value of an IPv6 address's words. */
+export function wordsToBigInt(words: Ipv6Words): bigint {
   return (BigInt(words[0]) << 96n) | (BigInt(words[1]) << 64n) | (BigInt(words[2]) << 32n) | BigInt(words[3])
 }
 

@@ -1,10 +1,8 @@
 import { TokenStoreError } from '../errors.js'
 import { validateRecord } from './store-records.js'
-import { type TokenRecord, tokenRecordSchema } from './token-record.js'
+import { type TokenRecord, tokenRecordSchema, touchToken } from './token-record.js'
 import type { TokenStore } from './token-store.js'
-
-// Fields fixed at creation: the id and hash are the lookup keys, the rest is who and what the token is.
-const IMMUTABLE_FIELDS = ['hash', 'kind', 'userId', 'createdAt', 'clientId'] as const
+import { checkRotation, checkUpdate } from './token-store-rules.js'
 
 function compareByCreation(a: TokenRecord, b: TokenRecord): number {
   // Ids are unique within a store, so two records never compare equal.
@@ -58,14 +56,22 @@ export class MemoryTokenStore implements TokenStore {
     const valid = validateRecord(tokenRecordSchema, record, 'token record', 'update')
     const current = this.#byId.get(valid.id)
     if (current === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
-    for (const field of IMMUTABLE_FIELDS) {
-      if (valid[field] !== current[field]) {
-        throw new TokenStoreError(`cannot update token ${valid.id}: ${field} cannot change`)
-      }
-    }
-    if (current.revokedAt !== undefined && valid.revokedAt !== current.revokedAt) {
-      throw new TokenStoreError(`cannot update token ${valid.id}: a revocation is permanent`)
-    }
+    checkUpdate(current, valid)
+    this.#put(valid)
+  }
+
+  /**
+   * Validates and stores a rotated record (`rotateToken`): both its hash and, for the overlap, its
+   * previous hash find it; the hash replaced before that is forgotten.
+   */
+  async rotate(record: TokenRecord): Promise<void> {
+    const valid = validateRecord(tokenRecordSchema, record, 'token record', 'rotate')
+    const current = this.#byId.get(valid.id)
+    if (current === undefined) throw new TokenStoreError(`cannot rotate: no token with id ${valid.id}`)
+    checkRotation(current, valid)
+    if (this.#byHash.has(valid.hash))
+      throw new TokenStoreError('cannot rotate: a token with this hash already exists')
+    if (current.previousHash !== undefined) this.#byHash.delete(current.previousHash)
     this.#put(valid)
   }
 
@@ -78,18 +84,19 @@ export class MemoryTokenStore implements TokenStore {
     return Object.freeze(records.sort(compareByCreation))
   }
 
-  /** Sets `lastUsedAt` to `now` unless it is already later. */
-  async touch(id: string, now: number): Promise<void> {
+  /** Sets `lastUsedAt` to `now` unless it is already later, and `lastUsedFrom` to `network` with it. */
+  async touch(id: string, now: number, network?: string): Promise<void> {
     if (!Number.isSafeInteger(now) || now < 0)
       throw new TokenStoreError('cannot touch: now must be epoch milliseconds')
     const current = this.#byId.get(id)
     if (current === undefined) throw new TokenStoreError('cannot touch: no token with this id')
     if (current.lastUsedAt !== undefined && current.lastUsedAt >= now) return
-    this.#put(Object.freeze({ ...current, lastUsedAt: now }))
+    this.#put(validateRecord(tokenRecordSchema, touchToken(current, now, network), 'token record', 'touch'))
   }
 
   #put(record: TokenRecord): void {
     this.#byId.set(record.id, record)
     this.#byHash.set(record.hash, record)
+    if (record.previousHash !== undefined) this.#byHash.set(record.previousHash, record)
   }
 }

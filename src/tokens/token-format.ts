@@ -172,3 +172,54 @@ export function tokenKindOf(value: string): TokenKind | undefined {
   if (!isWellFormedTokenValue(value)) return undefined
   return value.charCodeAt(2) === CODE_P ? 'api' : 'oauth'
 }
+
+/**
+ * The non-secret reminder of a value that pages, logs and scanners show instead of it: the prefix,
+ * `…` and the last four characters (four characters of a checksum reveal nothing of the random part).
+ *
+ * @example
+ * tokenValueHint('dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5') // 'dap_…Cnw5'
+ */
+export function tokenValueHint(value: string): string {
+  return `${value.slice(0, PREFIX_LENGTH)}…${value.slice(-4)}`
+}
+
+/** A token value found in a text by {@link findTokenValues}. */
+export interface FoundTokenValue {
+  /** Where the value starts, as a UTF-16 index into the text. */
+  readonly index: number
+  readonly value: string
+  readonly kind: TokenKind
+}
+
+function isBase62Code(code: number): boolean {
+  return digitValue(code) >= 0
+}
+
+/**
+ * Every well-formed token value in `text` (prefix, 32 base62 characters, valid checksum), as secret
+ * scanners find them: a candidate inside a longer run of base62 characters (a hash, a longer key) is
+ * not one, nor is one whose checksum fails, so look-alikes give no false positives.
+ *
+ * @example
+ * findTokenValues('SERVICE_API_TOKEN=dap_0123456789ABCDEFGHIJKLMNOPQRSTUV2jCnw5')
+ * // [{ index: 18, value: 'dap_0123…', kind: 'api' }]
+ */
+export function findTokenValues(text: string): FoundTokenValue[] {
+  const found: FoundTokenValue[] = []
+  let from = 0
+  for (;;) {
+    const start = text.indexOf('da', from)
+    if (start < 0) return found
+    from = start + 1
+    const end = start + TOKEN_VALUE_LENGTH
+    if (end > text.length) return found
+    if (start > 0 && isBase62Code(text.charCodeAt(start - 1))) continue
+    if (end < text.length && isBase62Code(text.charCodeAt(end))) continue
+    const candidate = text.slice(start, end)
+    const kind = tokenKindOf(candidate)
+    if (kind === undefined) continue
+    found.push({ index: start, value: candidate, kind })
+    from = end
+  }
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { parseScopes, SCOPES, type Scope, ScopeSet } from '../decisions/scopes.js'
-import { ConfigError, TokenFormatError } from '../errors.js'
+import { ConfigError, InvalidArgumentError, TokenFormatError } from '../errors.js'
+import { parseAddressRule } from '../restrictions/ip-address.js'
 import { requireNow } from './clock.js'
 import {
   generateRandomBase62,
@@ -9,8 +10,10 @@ import {
   TOKEN_PREFIXES,
   type TokenKind,
   tokenKindOf,
+  tokenValueHint,
 } from './token-format.js'
 import { hashTokenValue } from './token-hash.js'
+import { checkTokenLifetime, DAY_MS, isLifetimeDays, MAX_TOKEN_LIFETIME_DAYS } from './token-lifetime.js'
 
 /**
  * A stored token: who owns it, what it may do and its lifecycle dates (epoch milliseconds). It holds
@@ -34,9 +37,33 @@ export type TokenRecord = {
   /** The token is expired from this instant on. */
   readonly expiresAt?: number
   readonly revokedAt?: number
+  /** Why the token was revoked, when a reason was given ("found public at https://…"); plain text. */
+  readonly revokedReason?: string
   readonly lastUsedAt?: number
+  /**
+   * The network of the request that recorded `lastUsedAt`, as the limits count networks: an IPv4
+   * address, or an IPv6 prefix such as `2001:db8:1:2::/64` (`networkOfAddress`).
+   */
+  readonly lastUsedFrom?: string
   /** The OAuth client the token was issued to, if any. */
   readonly clientId?: string
+  /**
+   * The lifetime the token was created with, in days: each rotation gives the new value that long
+   * again. Absent for a token created with a fixed date or no expiry, which rotation keeps.
+   */
+  readonly lifetimeDays?: number
+  /** When the value was last replaced by {@link rotateToken}. */
+  readonly rotatedAt?: number
+  /**
+   * SHA-256 of the value the last rotation replaced, which keeps authenticating until
+   * `previousHashExpiresAt` (the overlap) unless the token is revoked or expires first.
+   */
+  readonly previousHash?: string
+  /**
+   * The previous value is refused from this instant on (at once for a rotation without overlap).
+   * Present exactly when `previousHash` is.
+   */
+  readonly previousHashExpiresAt?: number
 }
 
 /** Where a token stands at a given instant; only `active` tokens authenticate. */
@@ -57,12 +84,33 @@ export type CreateApiTokenOptions = {
   readonly userId: string
   readonly name: string
   readonly scopes: TokenScopesInput
-  /** Epoch ms after `now`; absent means the token never expires. */
+  /** Epoch ms after `now`; absent (and no `lifetimeDays`) means the token never expires. */
   readonly expiresAt?: number
+  /**
+   * The lifetime in whole days (1–36,500; the pages offer `TOKEN_LIFETIME_DAYS`), instead of
+   * `expiresAt`: the token expires that long after `now`, and again after each rotation.
+   */
+  readonly lifetimeDays?: number
+  /**
+   * The deployment's cap, in days: an expiry is then required and may lie at most this long after
+   * `now`; anything else is a `TokenLifetimeError` naming the cap.
+   */
+  readonly maxLifetimeDays?: number
   /** The clock, epoch ms. */
   readonly now: number
   /** A host-chosen id (url-safe, 1–64 characters); a random one by default. */
   readonly id?: string
+}
+
+/** Options of {@link rotateToken}. */
+export type RotateTokenOptions = {
+  /**
+   * How long the replaced value keeps working, in ms: 0 (it stops at once) up to
+   * {@link MAX_ROTATION_OVERLAP_MS}. The pages offer none, 1 hour, 24 hours and 7 days.
+   */
+  readonly overlapMs: number
+  /** The clock, epoch ms. */
+  readonly now: number
 }
 
 /** Options of {@link createOAuthToken}. */
@@ -93,6 +141,12 @@ export type ImportApiTokenOptions = {
 /** Default lifetime of an OAuth token: one hour (design §6). */
 export const DEFAULT_OAUTH_TOKEN_TTL_MS = 3_600_000
 
+/** The longest overlap {@link rotateToken} grants the replaced value: 30 days. */
+export const MAX_ROTATION_OVERLAP_MS = 30 * DAY_MS
+
+/** Longest revocation reason, in characters (code points). */
+export const MAX_REVOKED_REASON_LENGTH = 500
+
 /** Longest token name, in characters (code points). */
 export const MAX_TOKEN_NAME_LENGTH = 100
 
@@ -117,6 +171,14 @@ function describeBadName(name: string): string | undefined {
   if (countCodePoints(name) > MAX_TOKEN_NAME_LENGTH)
     return `must be at most ${MAX_TOKEN_NAME_LENGTH} characters`
   if (CONTROL_CHARACTER.test(name)) return 'must not contain control characters'
+  return undefined
+}
+
+function describeBadReason(reason: string): string | undefined {
+  if (reason.trim() === '') return 'must not be empty'
+  if (countCodePoints(reason) > MAX_REVOKED_REASON_LENGTH)
+    return `must be at most ${MAX_REVOKED_REASON_LENGTH} characters`
+  if (CONTROL_CHARACTER.test(reason)) return 'must not contain control characters'
   return undefined
 }
 
@@ -162,8 +224,24 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
     createdAt: epochMsSchema,
     expiresAt: epochMsSchema.exactOptional(),
     revokedAt: epochMsSchema.exactOptional(),
+    revokedReason: z
+      .string()
+      .superRefine((reason, ctx) => {
+        const problem = describeBadReason(reason)
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+      })
+      .exactOptional(),
     lastUsedAt: epochMsSchema.exactOptional(),
+    lastUsedFrom: z
+      .string()
+      .max(64)
+      .refine((network) => parseAddressRule(network).ok, 'must be an IPv4 address or an IPv6 network')
+      .exactOptional(),
     clientId: z.string().regex(CLIENT_ID_PATTERN).exactOptional(),
+    lifetimeDays: z.int().min(1).max(MAX_TOKEN_LIFETIME_DAYS).exactOptional(),
+    rotatedAt: epochMsSchema.exactOptional(),
+    previousHash: z.string().regex(HASH_PATTERN, 'must be a SHA-256 in lower-case hex').exactOptional(),
+    previousHashExpiresAt: epochMsSchema.exactOptional(),
   })
   .superRefine((record, ctx) => {
     if (!record.hint.startsWith(TOKEN_PREFIXES[record.kind])) {
@@ -175,6 +253,26 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
     }
     if (record.clientId !== undefined && record.kind !== 'oauth') {
       ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'only OAuth tokens have a client id' })
+    }
+    if ((record.previousHash === undefined) !== (record.previousHashExpiresAt === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['previousHashExpiresAt'],
+        message: 'previousHash and previousHashExpiresAt come together',
+      })
+    }
+    if (record.previousHash !== undefined && record.previousHash === record.hash) {
+      ctx.addIssue({ code: 'custom', path: ['previousHash'], message: 'must differ from hash' })
+    }
+    if (record.revokedReason !== undefined && record.revokedAt === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['revokedReason'], message: 'only a revoked token has a reason' })
+    }
+    if (record.kind !== 'api') {
+      for (const field of ['lifetimeDays', 'rotatedAt', 'previousHash'] as const) {
+        if (record[field] !== undefined) {
+          ctx.addIssue({ code: 'custom', path: [field], message: 'only API tokens have it' })
+        }
+      }
     }
   })
   .readonly()
@@ -215,10 +313,6 @@ function requireExpiry(expiresAt: number, after: number | undefined): number {
   return expiresAt
 }
 
-function hintOf(value: string): string {
-  return `${value.slice(0, 4)}…${value.slice(-4)}`
-}
-
 // Every record leaves this module frozen, its scope list included, so callers can share it freely.
 function freezeRecord(record: TokenRecord): TokenRecord {
   const scopes = Object.isFrozen(record.scopes) ? record.scopes : Object.freeze([...record.scopes])
@@ -234,6 +328,7 @@ type RecordFields = {
   readonly now: number
   readonly expiresAt: number | undefined
   readonly clientId?: string | undefined
+  readonly lifetimeDays?: number | undefined
 }
 
 // An API token's fields from the host's options, checked in this order; a given expiry must lie
@@ -258,17 +353,20 @@ function buildRecord(value: string, fields: RecordFields): TokenRecord {
     name: fields.name,
     scopes: fields.scopes,
     hash: hashTokenValue(value),
-    hint: hintOf(value),
+    hint: tokenValueHint(value),
     createdAt: fields.now,
     ...(fields.expiresAt !== undefined && { expiresAt: fields.expiresAt }),
     ...(fields.clientId !== undefined && { clientId: fields.clientId }),
+    ...(fields.lifetimeDays !== undefined && { lifetimeDays: fields.lifetimeDays }),
   })
 }
 
 /**
  * Creates an API token: the record to store and the value, which exists only in this result.
  *
- * @throws {ConfigError} naming `name`, `userId`, `expiresAt` or `id` when one is invalid.
+ * @throws {ConfigError} naming `name`, `userId`, `expiresAt`, `lifetimeDays`, `maxLifetimeDays` or
+ *   `id` when one is invalid.
+ * @throws {TokenLifetimeError} when the expiry breaks `maxLifetimeDays`; the message names the cap.
  * @throws {ScopeError} naming an unknown or malformed scope.
  * @example
  * const now = Date.now()
@@ -277,7 +375,21 @@ function buildRecord(value: string, fields: RecordFields): TokenRecord {
  */
 export function createApiToken(options: CreateApiTokenOptions): CreatedToken {
   requireNow(options.now)
-  const fields = apiTokenFields(options, options.now)
+  const { lifetimeDays, now } = options
+  let fields = apiTokenFields(options, now)
+  if (lifetimeDays !== undefined) {
+    if (!isLifetimeDays(lifetimeDays)) {
+      throw new ConfigError(
+        ['lifetimeDays'],
+        `must be a whole number of days from 1 to ${MAX_TOKEN_LIFETIME_DAYS}`,
+      )
+    }
+    if (options.expiresAt !== undefined) {
+      throw new ConfigError(['lifetimeDays'], 'give either lifetimeDays or expiresAt, not both')
+    }
+    fields = { ...fields, expiresAt: now + lifetimeDays * DAY_MS, lifetimeDays }
+  }
+  checkTokenLifetime(fields.expiresAt, now, options.maxLifetimeDays)
   const value = generateTokenValue('api')
   return Object.freeze({ record: buildRecord(value, fields), value })
 }
@@ -356,27 +468,81 @@ export function rescopeToken(record: TokenRecord, scopes: TokenScopesInput): Tok
 }
 
 /**
- * Revokes a token. Idempotent: a second revocation keeps the first `revokedAt`.
+ * Revokes a token, and with it every value it has (a rotation's previous value too), optionally
+ * saying why. Idempotent: a second revocation keeps the first `revokedAt` and reason.
  *
+ * @throws {InvalidArgumentError} when `reason` is empty, longer than 500 characters or holds control characters.
  * @example
  * tokenStatus(revokeToken(record, now), now) // 'revoked'
+ * revokeToken(record, now, 'found public at https://github.com/acme/app/blob/main/.env').revokedReason
  */
-export function revokeToken(record: TokenRecord, now: number): TokenRecord {
+export function revokeToken(record: TokenRecord, now: number, reason?: string): TokenRecord {
   requireNow(now)
+  if (reason !== undefined) {
+    const problem = typeof reason === 'string' ? describeBadReason(reason) : 'must be a string'
+    if (problem !== undefined) throw new InvalidArgumentError(`reason ${problem}`)
+  }
   if (record.revokedAt !== undefined) return freezeRecord({ ...record })
-  return freezeRecord({ ...record, revokedAt: now })
+  return freezeRecord({ ...record, revokedAt: now, ...(reason !== undefined && { revokedReason: reason }) })
 }
 
 /**
- * Records a use of the token. `lastUsedAt` never moves backwards, so late, reordered writes are harmless.
+ * Records a use of the token, and the network it came from when given (`networkOfAddress`).
+ * `lastUsedAt` never moves backwards, so late, reordered writes are harmless; the network goes with
+ * the use that is kept.
  *
  * @example
  * touchToken(record, now).lastUsedAt // now
+ * touchToken(record, now, '203.0.113.7').lastUsedFrom // '203.0.113.7'
  */
-export function touchToken(record: TokenRecord, now: number): TokenRecord {
+export function touchToken(record: TokenRecord, now: number, network?: string): TokenRecord {
   requireNow(now)
-  const lastUsedAt = record.lastUsedAt === undefined ? now : Math.max(record.lastUsedAt, now)
-  return freezeRecord({ ...record, lastUsedAt })
+  if (record.lastUsedAt !== undefined && record.lastUsedAt >= now) return freezeRecord({ ...record })
+  const { lastUsedFrom: _, ...rest } = record
+  return freezeRecord({ ...rest, lastUsedAt: now, ...(network !== undefined && { lastUsedFrom: network }) })
+}
+
+/**
+ * Gives an API token a new value, shown once like a new token's: same id, name, owner, scopes and
+ * expiry policy (a token created with `lifetimeDays` gets that long again from `now`; a fixed date
+ * or no expiry stays). The replaced value keeps authenticating for `overlapMs` — time to deploy the
+ * new one without an outage — unless the token is revoked or expires first; only the latest
+ * replaced value is kept, so a second rotation ends the first one's overlap. Save the result with
+ * the store's `rotate`.
+ *
+ * @throws {InvalidArgumentError} naming `overlapMs` or `now`, or when the token is not an active API token.
+ * @example
+ * const { record: rotated, value } = rotateToken(record, { overlapMs: 3_600_000, now })
+ * await store.rotate(rotated) // the old value works for one more hour, `value` from now on
+ */
+export function rotateToken(record: TokenRecord, options: RotateTokenOptions): CreatedToken {
+  const { overlapMs, now } = options
+  requireNow(now)
+  if (!Number.isSafeInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROTATION_OVERLAP_MS) {
+    throw new InvalidArgumentError(
+      `overlapMs must be a whole number of milliseconds from 0 to ${MAX_ROTATION_OVERLAP_MS} (30 days)`,
+    )
+  }
+  if (record.kind !== 'api') throw new InvalidArgumentError('only API tokens can be rotated')
+  if (tokenStatus(record, now) !== 'active') {
+    throw new InvalidArgumentError('only an active token can be rotated; create a new one instead')
+  }
+  const value = generateTokenValue('api')
+  const { previousHash: _, previousHashExpiresAt: __, ...rest } = record
+  const lifetimeDays = record.lifetimeDays
+  return Object.freeze({
+    record: freezeRecord({
+      ...rest,
+      hash: hashTokenValue(value),
+      hint: tokenValueHint(value),
+      rotatedAt: now,
+      ...(lifetimeDays !== undefined && { expiresAt: now + lifetimeDays * DAY_MS }),
+      // Kept even without an overlap (then expired at once): a store can tell a stale rotation by it.
+      previousHash: record.hash,
+      previousHashExpiresAt: now + overlapMs,
+    }),
+    value,
+  })
 }
 
 /**
@@ -390,4 +556,21 @@ export function tokenStatus(record: TokenRecord, now: number): TokenStatus {
   // Written as "not before" so that a NaN clock fails closed (expired) instead of open.
   if (record.expiresAt !== undefined && !(now < record.expiresAt)) return 'expired'
   return 'active'
+}
+
+/**
+ * Where the value whose SHA-256 is `hash` stands at `now`: the token's status for its current
+ * value; for the value a rotation replaced, that status until the overlap ends and `expired` from
+ * `previousHashExpiresAt` on; `undefined` when `hash` is neither of the token's values.
+ *
+ * @example
+ * tokenStatusOfHash(rotated, hashTokenValue(oldValue), now) // 'active' during the overlap
+ * tokenStatusOfHash(rotated, hashTokenValue(oldValue), rotated.previousHashExpiresAt) // 'expired'
+ */
+export function tokenStatusOfHash(record: TokenRecord, hash: string, now: number): TokenStatus | undefined {
+  if (hash === record.hash) return tokenStatus(record, now)
+  if (record.previousHash === undefined || hash !== record.previousHash) return undefined
+  const status = tokenStatus(record, now)
+  if (status !== 'active') return status
+  return now < record.previousHashExpiresAt! ? 'active' : 'expired'
 }

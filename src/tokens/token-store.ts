@@ -8,8 +8,16 @@ import type { TokenRecord } from './token-record.js'
  * - records are validated with `tokenRecordSchema` on the way in and returned frozen;
  * - `id` and `hash` are each unique; `id`, `hash`, `kind`, `userId` and `createdAt` never change;
  * - revocation is permanent: an update may not clear or move `revokedAt` once it is set;
- * - `touch` writes only `lastUsedAt`, so a late touch can never undo a concurrent revocation or
- *   scope change, as a read-modify-write `update` could.
+ * - `touch` writes only `lastUsedAt` (and `lastUsedFrom`), so a late touch can never undo a
+ *   concurrent revocation or scope change, as a read-modify-write `update` could;
+ * - `update` never changes `hash`, `previousHash` or `previousHashExpiresAt`: only `rotate` does.
+ *
+ * Rotation (`rotateToken`) is optional for a host's own store, so that stores written before it
+ * keep compiling and working; the reference pages offer "Regenerate" only where `rotate` exists. A
+ * store that implements it must, for the overlap: answer `findByHash` for the record's
+ * `previousHash` as well as its `hash` (with the same record: the caller checks the overlap with
+ * `tokenStatusOfHash`), keep both hashes unique across tokens, and drop the replaced hash's index
+ * entry at the latest on the next rotation. A store without `rotate` may ignore `touch`'s network.
  *
  * @example
  * const store: TokenStore = new MemoryTokenStore()
@@ -46,12 +54,23 @@ export interface TokenStore {
   update(record: TokenRecord): Promise<void | TokenWriteReceipt>
   /** The user's tokens, oldest first (by `createdAt`, then `id`). */
   listByOwner(userId: string): Promise<readonly TokenRecord[]>
-  /** Sets `lastUsedAt` to `now` unless it is already later; an unknown id is a `TokenStoreError`. */
-  touch(id: string, now: number): Promise<void>
+  /**
+   * Sets `lastUsedAt` to `now` unless it is already later, and `lastUsedFrom` to `network` (the
+   * client's network, `networkOfAddress`) with it when given; an unknown id is a `TokenStoreError`.
+   */
+  touch(id: string, now: number, network?: string): Promise<void>
+  /**
+   * Replaces the record with the same id by `rotateToken`'s result: its new `hash` must be unused
+   * and its `previousHash` must be the current record's `hash`; everything else
+   * follows `update`'s rules. A revoked token, an unknown id or a stale record (the token was
+   * rotated or changed meanwhile) is a `TokenStoreError`. Optional: see the interface's notes. A
+   * replicated store may answer a {@link TokenWriteReceipt}, as for `save`.
+   */
+  rotate?(record: TokenRecord): Promise<void | TokenWriteReceipt>
 }
 
 /**
- * What a replicated store may answer for a write that took effect (`save`, `update`). The write is
+ * What a replicated store may answer for a write that took effect (`save`, `update`, `rotate`). The write is
  * done either way: every later lookup sees it. `replicated: false` says that the replicas a failover
  * would promote have not confirmed it yet, so a failover could still undo it; the store keeps
  * confirming it in the background and reports through its own error hook if it never can. A store

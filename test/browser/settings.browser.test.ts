@@ -114,7 +114,11 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       await page.getByRole('button', { name: `Revoke “${name}”` }).click()
       await page.waitForURL(`${server.url}/settings/tokens`)
       await expect(page.getByRole('status').first().textContent()).resolves.toContain(`Revoked “${name}”`)
-      await expect(page.getByRole('row').filter({ hasText: name }).count()).resolves.toBe(0)
+      // Gone from the tokens in use; listed, struck through, among the recently revoked.
+      const inUse = page.getByRole('table', { name: /^Your API tokens/ })
+      await expect(inUse.getByRole('row').filter({ hasText: name }).count()).resolves.toBe(0)
+      const revoked = page.getByRole('table', { name: /^Tokens revoked in the last 30 days/ })
+      await expect(revoked.getByRole('row').filter({ hasText: name }).count()).resolves.toBe(1)
 
       expect(await callApi(server, value)).toBe(401)
     } finally {

@@ -123,7 +123,9 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       (await browser.get('/settings/tokens')).body
         .split('<tr>')
         .find((row) => row.includes('nightly export')),
-    ).toMatch(/<time [^>]+>[^<]+<\/time><\/td>\s*<td>Never<\/td>/)
+    ).toMatch(
+      /<time [^>]+>[^<]+<\/time><br><span class="hint">from <code>127\.0\.0\.1<\/code><\/span><\/td>\s*<td>Never<\/td>/,
+    )
 
     // Rescope to overview: the very next metadata request falls short.
     const edit = await browser.get(`/settings/tokens/${record!.id}`)

@@ -9,7 +9,9 @@ import {
   renameToken,
   rescopeToken,
   revokeToken,
+  rotateToken,
   type TokenRecord,
+  tokenStatusOfHash,
   touchToken,
 } from '../../src/tokens/token-record.js'
 import type { TokenStore } from '../../src/tokens/token-store.js'
@@ -240,6 +242,136 @@ export function describeTokenStoreContract(
 
       it('refuses an unknown id', async () => {
         await expect(store.touch(`tok_${generateRandomBase62(16)}`, NOW)).rejects.toThrow(TokenStoreError)
+      })
+
+      it('records the network of the use with its time, and keeps it with the use kept', async () => {
+        const record = await saved()
+        await store.touch(record.id, NOW + 100, '2001:db8:1:2::/64')
+        expect(await store.findById(record.id)).toEqual({
+          ...record,
+          lastUsedAt: NOW + 100,
+          lastUsedFrom: '2001:db8:1:2::/64',
+        })
+        // An older use does not replace the network; a later use without one drops it.
+        await store.touch(record.id, NOW + 50, '203.0.113.7')
+        expect((await store.findById(record.id))?.lastUsedFrom).toBe('2001:db8:1:2::/64')
+        await store.touch(record.id, NOW + 200, '203.0.113.7')
+        expect((await store.findById(record.id))?.lastUsedFrom).toBe('203.0.113.7')
+        await store.touch(record.id, NOW + 300)
+        expect((await store.findById(record.id))?.lastUsedFrom).toBeUndefined()
+      })
+
+      it('refuses a network that is not one', async () => {
+        const record = await saved()
+        await expect(store.touch(record.id, NOW + 1, 'not a network')).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(record)
+      })
+    })
+
+    describe('rotate', () => {
+      const rotate = (record: TokenRecord) => {
+        if (store.rotate === undefined) throw new Error('this store cannot rotate')
+        return store.rotate(record)
+      }
+
+      it('finds the token by both values during the overlap, one record, listed once', async () => {
+        const { record, value } = create({ lifetimeDays: 30 })
+        await store.save(record)
+        const { record: rotated, value: next } = rotateToken(record, { overlapMs: 3_600_000, now: NOW + 10 })
+        await rotate(rotated)
+        expect(await store.findByHash(hashTokenValue(next))).toEqual(rotated)
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(rotated)
+        expect(await store.findById(record.id)).toEqual(rotated)
+        expect(await store.listByOwner(owner)).toEqual([rotated])
+        expect(tokenStatusOfHash(rotated, hashTokenValue(value), NOW + 10)).toBe('active')
+        expect(tokenStatusOfHash(rotated, hashTokenValue(value), NOW + 10 + 3_600_000)).toBe('expired')
+      })
+
+      it('applies a later change (a revocation) to both values at once', async () => {
+        const { record, value } = create()
+        await store.save(record)
+        const { record: rotated, value: next } = rotateToken(record, { overlapMs: 3_600_000, now: NOW + 10 })
+        await rotate(rotated)
+        const revoked = revokeToken(rotated, NOW + 20)
+        await store.update(revoked)
+        expect(await store.findByHash(hashTokenValue(next))).toEqual(revoked)
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(revoked)
+        await store.touch(record.id, NOW + 30, '203.0.113.7')
+        expect((await store.findById(record.id))?.revokedAt).toBe(NOW + 20)
+      })
+
+      it('forgets the value two rotations back', async () => {
+        const { record, value: first } = create()
+        await store.save(record)
+        const second = rotateToken(record, { overlapMs: 3_600_000, now: NOW + 10 })
+        await rotate(second.record)
+        const third = rotateToken(second.record, { overlapMs: 3_600_000, now: NOW + 20 })
+        await rotate(third.record)
+        expect(await store.findByHash(hashTokenValue(first))).toBeUndefined()
+        expect(await store.findByHash(hashTokenValue(second.value))).toEqual(third.record)
+        expect(await store.findByHash(hashTokenValue(third.value))).toEqual(third.record)
+        expect(await store.listByOwner(owner)).toEqual([third.record])
+      })
+
+      it.each([
+        [
+          'a stale record (rotated meanwhile)',
+          async (r: TokenRecord) => {
+            const first = rotateToken(r, { overlapMs: 0, now: NOW + 10 })
+            await rotate(first.record)
+            return rotateToken(r, { overlapMs: 0, now: NOW + 11 }).record
+          },
+        ],
+        [
+          'a revoked token',
+          async (r: TokenRecord) => {
+            const rotated = rotateToken(r, { overlapMs: 0, now: NOW + 10 }).record
+            await store.update(revokeToken(r, NOW + 5))
+            return rotated
+          },
+        ],
+        ['an unchanged hash', async (r: TokenRecord) => renameToken(r, 'same value')],
+        [
+          'another owner',
+          async (r: TokenRecord) => ({
+            ...rotateToken(r, { overlapMs: 0, now: NOW + 10 }).record,
+            userId: `${r.userId}-other`,
+          }),
+        ],
+      ])('refuses %s and keeps the stored record', async (_, make) => {
+        const record = await saved()
+        const next = await make(record)
+        const before = await store.findById(record.id)
+        await expect(rotate(next)).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(before)
+        if (next.hash !== record.hash) expect(await store.findByHash(next.hash)).toBeUndefined()
+      })
+
+      it('refuses a hash another token holds', async () => {
+        const other = await saved({ name: 'other' })
+        const record = await saved()
+        const rotated = { ...rotateToken(record, { overlapMs: 0, now: NOW + 10 }).record, hash: other.hash }
+        await expect(rotate(rotated)).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(record)
+        expect(await store.findById(other.id)).toEqual(other)
+      })
+
+      it('refuses an unknown id', async () => {
+        const { record } = create()
+        await expect(rotate(rotateToken(record, { overlapMs: 0, now: NOW }).record)).rejects.toThrow(
+          TokenStoreError,
+        )
+      })
+
+      it('keeps a rotation’s hashes: an update cannot change them', async () => {
+        const record = await saved()
+        const rotated = rotateToken(record, { overlapMs: 3_600_000, now: NOW + 10 }).record
+        await rotate(rotated)
+        await expect(store.update({ ...rotated, previousHashExpiresAt: NOW + 10 ** 9 })).rejects.toThrow(
+          TokenStoreError,
+        )
+        await expect(store.update(renameToken(record, 'stale'))).rejects.toThrow(TokenStoreError)
+        expect(await store.findById(record.id)).toEqual(rotated)
       })
     })
   })

@@ -5,17 +5,18 @@
  * (IPv4-mapped IPv6 is IPv4). Addresses are read with the library's strict parser; anything it
  * refuses counts as one shared "unknown" client, which fails closed.
  */
-import { formatAddress, parseClientAddress } from '../../../src/restrictions/ip-address.js'
+import { DEFAULT_IPV6_NETWORK_PREFIX, networkOfAddress } from '../../../src/index.js'
 
 /** IPv6 addresses share their limits per network of this prefix length by default. */
-export const DEFAULT_IPV6_PREFIX = 64
+export const DEFAULT_IPV6_PREFIX = DEFAULT_IPV6_NETWORK_PREFIX
 
 /** The key every client whose address cannot be read shares. */
 export const UNKNOWN_NETWORK = 'unknown'
 
 /**
- * The network a client address counts in: the IPv4 address itself, or the IPv6 network of
- * `ipv6Prefix` bits around it, as CIDR text.
+ * The network a client address counts in: the library's `networkOfAddress` (the IPv4 address
+ * itself, or the IPv6 network of `ipv6Prefix` bits around it, as CIDR text — the same network a
+ * token's last use shows), or the shared unknown key.
  *
  * @example
  * networkOf('2001:db8:1:2:3:4:5:6', 64) // '2001:db8:1:2::/64'
@@ -23,12 +24,5 @@ export const UNKNOWN_NETWORK = 'unknown'
  * networkOf('not an address', 64)       // 'unknown'
  */
 export function networkOf(address: string | undefined, ipv6Prefix: number): string {
-  const parsed = parseClientAddress(address)
-  if (parsed === undefined) return UNKNOWN_NETWORK
-  if (parsed.family === 4) return formatAddress(4, BigInt(parsed.value))
-  let value = 0n
-  for (const word of parsed.words) value = (value << 32n) | BigInt(word)
-  const hostBits = BigInt(128 - ipv6Prefix)
-  const network = (value >> hostBits) << hostBits
-  return `${formatAddress(6, network)}/${ipv6Prefix}`
+  return networkOfAddress(address, ipv6Prefix) ?? UNKNOWN_NETWORK
 }

@@ -1,13 +1,24 @@
 /**
  * The fields of the token forms, read and validated: `name` (trimmed, 1–100 characters, no control
  * characters, unique among the user's tokens), `scopes` (checkboxes, repeated; `public` always
- * added) and `expiresAt` (optional: empty is no expiry; a date, or a date and time, in the
- * future). Every problem is a message that names its field, for the page to show next to it.
+ * added), `lifetime` (`7`, `30`, `60`, `90` or `365` days, `date`, or `none` where the server has
+ * no `--max-token-lifetime`) and `expiresAt` (the date, for `date`: a date, or a date and time, in
+ * the future). A form without `lifetime` reads as before lifetimes existed: `date` when `expiresAt`
+ * is filled in, else `none`. Every problem is a message that names its field, for the page to show
+ * next to it.
  */
-import { isScope, MAX_TOKEN_NAME_LENGTH, SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
+import {
+  DAY_MS,
+  isScope,
+  MAX_TOKEN_NAME_LENGTH,
+  SCOPES,
+  type Scope,
+  TOKEN_LIFETIME_DAYS,
+  type TokenRecord,
+} from '../../../src/index.js'
 
 /** The form fields, by their names in the pages' forms. */
-export type TokenField = 'name' | 'scopes' | 'expiresAt'
+export type TokenField = 'name' | 'scopes' | 'lifetime' | 'expiresAt'
 
 /** Messages by field, for the fields that have a problem. */
 export type FieldErrors = Partial<Record<TokenField, string>>
@@ -16,15 +27,37 @@ export type FieldErrors = Partial<Record<TokenField, string>>
 export interface TokenFormValues {
   readonly name: string
   readonly scopes: readonly Scope[]
+  /** The lifetime choice: a number of days, `date` or `none`; empty: the page's default. */
+  readonly lifetime: string
   readonly expiresAt: string
 }
 
-/** Validated fields of the create form. */
+/** Validated fields of the create form: at most one of `lifetimeDays` and `expiresAt`. */
 export interface NewTokenFields {
   readonly name: string
   readonly scopes: readonly Scope[]
-  /** Epoch ms, or undefined for a token that never expires. */
+  /** A lifetime in days, renewed by each rotation. */
+  readonly lifetimeDays: number | undefined
+  /** A fixed expiry, epoch ms. Neither this nor `lifetimeDays`: the token never expires. */
   readonly expiresAt: number | undefined
+}
+
+/** The lifetime choices the create form offers under a cap (all of them without one). */
+export function lifetimeChoices(maxLifetimeDays: number | undefined): readonly string[] {
+  const days = TOKEN_LIFETIME_DAYS.filter((each) => maxLifetimeDays === undefined || each <= maxLifetimeDays)
+  return [...days.map(String), 'date', ...(maxLifetimeDays === undefined ? ['none'] : [])]
+}
+
+/** The choice the create form starts on: 30 days, or the longest the cap allows. */
+export function defaultLifetime(maxLifetimeDays: number | undefined): string {
+  const days = TOKEN_LIFETIME_DAYS.filter((each) => maxLifetimeDays === undefined || each <= maxLifetimeDays)
+  if (days.length === 0) return 'date'
+  return String(days.includes(30) ? 30 : days[days.length - 1])
+}
+
+function capMessage(maxLifetimeDays: number): string {
+  const days = maxLifetimeDays === 1 ? '1 day' : `${maxLifetimeDays} days`
+  return `Expiration: token lifetimes are capped at ${days} on this server; choose ${days} or fewer.`
 }
 
 /** Validated fields of the edit form; an absent field leaves the token's value as it is. */
@@ -110,18 +143,48 @@ export function parseExpiry(text: string): number | undefined {
   return Number.isNaN(at) ? undefined : at
 }
 
-function checkExpiry(
-  raw: string,
-  now: number,
-): { ok: true; at: number | undefined } | { ok: false; error: string } {
+function checkExpiry(raw: string, now: number): { ok: true; at: number } | { ok: false; error: string } {
   const text = raw.trim()
-  if (text === '') return { ok: true, at: undefined }
+  if (text === '') return { ok: false, error: 'Expiry: enter the date the token stops working.' }
   const at = parseExpiry(text)
-  if (at === undefined) {
-    return { ok: false, error: 'Expiry: enter a date such as 2030-01-31, or leave it empty for no expiry.' }
-  }
+  if (at === undefined) return { ok: false, error: 'Expiry: enter a date such as 2030-01-31.' }
   if (!(at > now)) return { ok: false, error: 'Expiry: choose a date in the future.' }
   return { ok: true, at }
+}
+
+type Lifetime = { lifetimeDays: number | undefined; expiresAt: number | undefined }
+
+function checkLifetime(
+  form: URLSearchParams,
+  now: number,
+  maxLifetimeDays: number | undefined,
+): { ok: true; value: Lifetime } | { ok: false; field: TokenField; error: string } {
+  const rawLifetime = one(form, 'lifetime')
+  const rawExpiry = one(form, 'expiresAt')
+  if (rawLifetime === null) return { ok: false, field: 'lifetime', error: 'Expiration: choose one.' }
+  if (rawExpiry === null) return { ok: false, field: 'expiresAt', error: 'Expiry: give one date.' }
+  const choice = rawLifetime ?? ((rawExpiry ?? '').trim() === '' ? 'none' : 'date')
+  if (choice === 'none') {
+    if (maxLifetimeDays !== undefined)
+      return { ok: false, field: 'lifetime', error: capMessage(maxLifetimeDays) }
+    return { ok: true, value: { lifetimeDays: undefined, expiresAt: undefined } }
+  }
+  if (choice === 'date') {
+    const expiry = checkExpiry(rawExpiry ?? '', now)
+    if (!expiry.ok) return { ok: false, field: 'expiresAt', error: expiry.error }
+    if (maxLifetimeDays !== undefined && expiry.at - now > maxLifetimeDays * DAY_MS) {
+      return { ok: false, field: 'expiresAt', error: capMessage(maxLifetimeDays) }
+    }
+    return { ok: true, value: { lifetimeDays: undefined, expiresAt: expiry.at } }
+  }
+  const days = TOKEN_LIFETIME_DAYS.find((each) => String(each) === choice)
+  if (days === undefined) {
+    return { ok: false, field: 'lifetime', error: 'Expiration: choose one of the options listed.' }
+  }
+  if (maxLifetimeDays !== undefined && days > maxLifetimeDays) {
+    return { ok: false, field: 'lifetime', error: capMessage(maxLifetimeDays) }
+  }
+  return { ok: true, value: { lifetimeDays: days, expiresAt: undefined } }
 }
 
 /** A field given once; several values of a single-valued field are a problem, not a choice. */
@@ -136,20 +199,23 @@ function valuesOf(form: URLSearchParams): TokenFormValues {
   return {
     name: form.get('name') ?? '',
     scopes: SCOPES.filter((scope) => scope === 'public' || chosen.has(scope)),
+    lifetime: form.get('lifetime') ?? '',
     expiresAt: form.get('expiresAt') ?? '',
   }
 }
 
 /**
- * Validates the create form against the user's current (unrevoked) tokens.
+ * Validates the create form against the user's current (unrevoked) tokens and the server's
+ * lifetime cap (`--max-token-lifetime`), if any.
  *
  * @example
- * readNewToken(form, await listed(handle), Date.now())
+ * readNewToken(form, await listed(handle), Date.now(), 90)
  */
 export function readNewToken(
   form: URLSearchParams,
   existing: readonly TokenRecord[],
   now: number,
+  maxLifetimeDays?: number,
 ): FormOutcome<NewTokenFields> {
   const errors: FieldErrors = {}
   const rawName = one(form, 'name')
@@ -160,14 +226,10 @@ export function readNewToken(
   if (!name.ok) errors.name = name.error
   const scopes = checkScopes(form.getAll('scopes'))
   if (!scopes.ok) errors.scopes = scopes.error
-  const rawExpiry = one(form, 'expiresAt')
-  const expiry =
-    rawExpiry === null
-      ? { ok: false as const, error: 'Expiry: give one date.' }
-      : checkExpiry(rawExpiry ?? '', now)
-  if (!expiry.ok) errors.expiresAt = expiry.error
-  if (!name.ok || !scopes.ok || !expiry.ok) return { ok: false, errors, values: valuesOf(form) }
-  return { ok: true, value: { name: name.name, scopes: scopes.scopes, expiresAt: expiry.at } }
+  const lifetime = checkLifetime(form, now, maxLifetimeDays)
+  if (!lifetime.ok) errors[lifetime.field] = lifetime.error
+  if (!name.ok || !scopes.ok || !lifetime.ok) return { ok: false, errors, values: valuesOf(form) }
+  return { ok: true, value: { name: name.name, scopes: scopes.scopes, ...lifetime.value } }
 }
 
 /**
@@ -209,6 +271,7 @@ export function readTokenChanges(
       values: {
         name: form.get('name') ?? token.name,
         scopes: SCOPES.filter((scope) => scope === 'public' || chosen.has(scope)),
+        lifetime: '',
         expiresAt: '',
       },
     }

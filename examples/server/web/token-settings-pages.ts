@@ -1,17 +1,24 @@
 /**
  * The workspace settings pages for API tokens (contract §2 "Access token", §5 "API tokens",
- * "Revocation"): the list with the create form, the one-time value page, the edit page and the
- * revoke confirmation. Rendering only; token-settings.ts decides which to show. A token's value
- * appears on exactly one page, {@link createdTokenPage}, which nothing stores.
+ * "Revocation"; issue 30's lifetimes, rotation and leak revocations): the list with the create form
+ * and the recently revoked tokens, the one-time value page, the edit page, and the revoke and
+ * regenerate confirmations. Rendering only; token-settings.ts decides which to show. A token's
+ * value appears on exactly one page, {@link createdTokenPage}, which nothing stores.
  */
-import { SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
+import { isExpiringSoon, SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
 import type { RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
 import { renderPage } from './html.js'
 import { SCOPE_DESCRIPTIONS } from './scope-descriptions.js'
 import type { Session } from './sessions.js'
-import type { FieldErrors, TokenField, TokenFormValues } from './token-form.js'
+import {
+  defaultLifetime,
+  type FieldErrors,
+  lifetimeChoices,
+  type TokenField,
+  type TokenFormValues,
+} from './token-form.js'
 
 /** Where the token pages live. */
 export const TOKENS_PATH = '/settings/tokens'
@@ -32,9 +39,71 @@ function scopeList(scopes: readonly Scope[]): string {
 
 function expiryCell(token: TokenRecord, now: number): string {
   if (token.expiresAt === undefined) return 'Never'
-  return token.expiresAt <= now
-    ? `<strong>Expired</strong> ${formatInstant(token.expiresAt)}`
-    : formatInstant(token.expiresAt)
+  if (token.expiresAt <= now) return `<strong>Expired</strong> ${formatInstant(token.expiresAt)}`
+  if (isExpiringSoon(token, now)) {
+    return `<strong class="expiring">Expires soon</strong><br>${formatInstant(token.expiresAt)}`
+  }
+  return formatInstant(token.expiresAt)
+}
+
+function lastUsedCell(token: TokenRecord): string {
+  if (token.lastUsedAt === undefined) return 'Never'
+  const from =
+    token.lastUsedFrom === undefined
+      ? ''
+      : `<br><span class="hint">from <code>${escapeHtml(token.lastUsedFrom)}</code></span>`
+  return `${formatInstant(token.lastUsedAt)}${from}`
+}
+
+/** What the token pages offer besides the basics: the lifetime cap and regeneration. */
+export interface TokenPageOptions {
+  /** `--max-token-lifetime`, in days; absent: no cap. */
+  readonly maxLifetimeDays?: number | undefined
+  /** Whether the token store can rotate, so that "Regenerate" is offered. */
+  readonly canRotate?: boolean
+}
+
+/** The overlaps "Regenerate" offers: how long the current value keeps working. */
+export const OVERLAPS = [
+  { value: 'none', label: 'None: the current value stops working now', ms: 0 },
+  { value: '1h', label: '1 hour', ms: 3_600_000 },
+  { value: '24h', label: '24 hours', ms: 86_400_000 },
+  { value: '7d', label: '7 days', ms: 7 * 86_400_000 },
+] as const
+
+const LIFETIME_LABELS: Readonly<Record<string, string>> = {
+  date: 'Custom date (below)',
+  none: 'No expiry',
+}
+
+function lifetimeField(
+  values: TokenFormValues,
+  errors: FieldErrors,
+  maxLifetimeDays: number | undefined,
+): string {
+  const chosen = values.lifetime === '' ? defaultLifetime(maxLifetimeDays) : values.lifetime
+  const options = lifetimeChoices(maxLifetimeDays)
+    .map((choice) => {
+      const label = LIFETIME_LABELS[choice] ?? `${choice} days`
+      return `<option value="${choice}"${choice === chosen ? ' selected' : ''}>${label}</option>`
+    })
+    .join('')
+  const cap =
+    maxLifetimeDays === undefined
+      ? 'Choose “No expiry” only for a token whose use you watch.'
+      : `This server caps token lifetimes at ${maxLifetimeDays} days: every token must expire within that time.`
+  return `<div class="field">
+    <label for="new-lifetime">Expiration</label>
+    ${fieldError(errors, 'lifetime')}
+    <select id="new-lifetime" name="lifetime"${invalidAttributes(errors, 'lifetime', 'new-lifetime-hint')}>${options}</select>
+    <p class="hint" id="new-lifetime-hint">A token lifetime counts from its creation and starts again each time it is regenerated. ${cap}</p>
+  </div>
+  <div class="field">
+    <label for="new-expiresAt">Custom date</label>
+    ${fieldError(errors, 'expiresAt')}
+    <input type="date" id="new-expiresAt" name="expiresAt" value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
+    <p class="hint" id="new-expiresAt-hint">With “Custom date”: the token stops working at 00:00 UTC on this date.</p>
+  </div>`
 }
 
 function errorSummary(errors: FieldErrors): string {
@@ -90,10 +159,12 @@ function scopeFields(prefix: string, chosen: readonly Scope[], errors: FieldErro
 }
 
 /** What the token list page shows. */
-export interface TokenListOptions {
+export interface TokenListOptions extends TokenPageOptions {
   readonly session: Session
   /** The user's unrevoked API tokens, oldest first. */
   readonly tokens: readonly TokenRecord[]
+  /** The user's recently revoked API tokens, newest first, shown with the reason. */
+  readonly revoked?: readonly TokenRecord[]
   readonly now: number
   /** A one-time notice ("Revoked “ci”."), plain text. */
   readonly notice?: string | undefined
@@ -101,7 +172,44 @@ export interface TokenListOptions {
   readonly form?: { readonly values: TokenFormValues; readonly errors: FieldErrors }
 }
 
-function tokenRows(tokens: readonly TokenRecord[], session: Session, now: number): string {
+function revokedRows(revoked: readonly TokenRecord[]): string {
+  if (revoked.length === 0) return ''
+  const rows = revoked.map(
+    (token) => `<tr>
+      <th scope="row"><s>${escapeHtml(token.name)}</s></th>
+      <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
+      <td>${formatInstant(token.revokedAt!)}</td>
+      <td>${token.revokedReason === undefined ? 'revoked' : `revoked: ${escapeHtml(token.revokedReason)}`}</td>
+    </tr>`,
+  )
+  return `<h2 id="revoked">Recently revoked</h2>
+<table>
+  <caption>Tokens revoked in the last 30 days, and why. Requests with them are refused.</caption>
+  <thead><tr><th scope="col">Name</th><th scope="col">Hint</th><th scope="col">Revoked</th><th scope="col">Reason</th></tr></thead>
+  <tbody>${rows.join('\n')}</tbody>
+</table>`
+}
+
+// A token found in public is news the owner must not miss: said at the top, not only in the table.
+function leakAlert(revoked: readonly TokenRecord[]): string {
+  const leaked = revoked.filter((token) => token.revokedReason?.startsWith('found public') === true)
+  if (leaked.length === 0) return ''
+  const names = leaked.map((token) => `“${escapeHtml(token.name)}”`).join(', ')
+  return `<div class="warning" role="alert"><p><strong>Revoked because found in public:</strong> ${names}. Create a new token for each, and remove the old value from where it was published.</p></div>`
+}
+
+// An expired token cannot be regenerated (rotateToken refuses it): no control for it.
+function regenerateLink(token: TokenRecord, name: string, now: number): string {
+  if (token.expiresAt !== undefined && token.expiresAt <= now) return ''
+  return `<a href="${tokenPath(token)}/regenerate">Regenerate<span class="visually-hidden"> ${name}</span></a>`
+}
+
+function tokenRows(
+  tokens: readonly TokenRecord[],
+  session: Session,
+  now: number,
+  canRotate: boolean,
+): string {
   if (tokens.length === 0) return '<p>You have no API tokens yet. Create one below.</p>'
   const rows = tokens.map((token) => {
     const name = escapeHtml(token.name)
@@ -110,10 +218,11 @@ function tokenRows(tokens: readonly TokenRecord[], session: Session, now: number
       <td>${scopeList(token.scopes)}</td>
       <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
       <td>${formatInstant(token.createdAt)}</td>
-      <td>${token.lastUsedAt === undefined ? 'Never' : formatInstant(token.lastUsedAt)}</td>
+      <td>${lastUsedCell(token)}</td>
       <td>${expiryCell(token, now)}</td>
       <td><div class="actions">
         <a href="${tokenPath(token)}">Edit<span class="visually-hidden"> ${name}</span></a>
+        ${canRotate ? regenerateLink(token, name, now) : ''}
         <form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
           <button type="submit" class="danger">Revoke<span class="visually-hidden"> ${name}</span></button>
         </form>
@@ -136,22 +245,20 @@ function tokenRows(tokens: readonly TokenRecord[], session: Session, now: number
 export function tokenListPage(options: TokenListOptions): RouteResult {
   const { session, form } = options
   const errors = form?.errors ?? {}
-  const values = form?.values ?? { name: '', scopes: ['public'], expiresAt: '' }
+  const values = form?.values ?? { name: '', scopes: ['public'], lifetime: '', expiresAt: '' }
+  const revoked = options.revoked ?? []
   const body = `${options.notice === undefined ? '' : `<div class="notice" role="status"><p>${escapeHtml(options.notice)}</p></div>`}
+${leakAlert(revoked)}
 <p>API tokens let programs and services call the data-access API as you, without a browser. Treat each token like a password.</p>
-${tokenRows(options.tokens, session, options.now)}
+${tokenRows(options.tokens, session, options.now, options.canRotate === true)}
+${revokedRows(revoked)}
 <h2 id="create">Create a token</h2>
 ${errorSummary(errors)}
 <form method="post" action="${TOKENS_PATH}" novalidate>
   ${csrfField(session)}
   ${nameField('new', values.name, errors)}
   ${scopeFields('new', values.scopes, errors)}
-  <div class="field">
-    <label for="new-expiresAt">Expires on (optional)</label>
-    ${fieldError(errors, 'expiresAt')}
-    <input type="date" id="new-expiresAt" name="expiresAt" value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
-    <p class="hint" id="new-expiresAt-hint">The token stops working at 00:00 UTC on this date. Leave it empty for a token that does not expire.</p>
-  </div>
+  ${lifetimeField(values, errors, options.maxLifetimeDays)}
   <button type="submit">Create token</button>
 </form>`
   return renderPage({
@@ -188,8 +295,19 @@ const COPY_SCRIPT = `(function () {
  * @example
  * createdTokenPage(session, record, value)
  */
-export function createdTokenPage(session: Session, token: TokenRecord, value: string): RouteResult {
-  const body = `<div class="warning" role="alert">
+export function createdTokenPage(
+  session: Session,
+  token: TokenRecord,
+  value: string,
+  regenerated?: { readonly regeneratedAt: number },
+): RouteResult {
+  const previous =
+    regenerated === undefined || token.previousHashExpiresAt === undefined
+      ? ''
+      : token.previousHashExpiresAt > regenerated.regeneratedAt
+        ? `<p>The previous value keeps working until ${formatInstant(token.previousHashExpiresAt)}: deploy the new one before then. Revoking the token ends both at once.</p>`
+        : '<p>The previous value no longer works.</p>'
+  const body = `${previous}<div class="warning" role="alert">
   <p><strong>Copy this token now. It will not be shown again.</strong></p>
   <p>It works like a password: keep it in a secret manager or an environment variable such as <code>SERVICE_API_TOKEN</code>. Do not commit it to source control and do not share it. If it is lost or exposed, revoke it and create a new one.</p>
 </div>
@@ -213,8 +331,8 @@ export function createdTokenPage(session: Session, token: TokenRecord, value: st
 </table>
 <p><a href="${TOKENS_PATH}">I have copied it — back to API tokens</a></p>`
   return renderPage({
-    title: 'Your new API token',
-    heading: `Token “${token.name}” created`,
+    title: regenerated === undefined ? 'Your new API token' : 'Your regenerated API token',
+    heading: `Token “${token.name}” ${regenerated === undefined ? 'created' : 'regenerated'}`,
     session,
     body,
     scripts: [COPY_SCRIPT],
@@ -231,9 +349,16 @@ export function editTokenPage(
   session: Session,
   token: TokenRecord,
   form?: { readonly values: TokenFormValues; readonly errors: FieldErrors },
+  options: TokenPageOptions = {},
 ): RouteResult {
   const errors = form?.errors ?? {}
-  const values = form?.values ?? { name: token.name, scopes: token.scopes, expiresAt: '' }
+  const values = form?.values ?? { name: token.name, scopes: token.scopes, lifetime: '', expiresAt: '' }
+  const regenerate =
+    options.canRotate === true
+      ? `<h2>Regenerate</h2>
+<p>Issue a new value for this token (same name, scopes and expiry policy), and let the current one keep working for a while so that the services using it can switch without an outage.</p>
+<p><a href="${tokenPath(token)}/regenerate">Regenerate “${escapeHtml(token.name)}”…</a></p>`
+      : ''
   const body = `${errorSummary(errors)}
 <p>Token <code>${escapeHtml(token.hint)}</code>, created ${formatInstant(token.createdAt)}. Changes apply from the token's next request.</p>
 <form method="post" action="${tokenPath(token)}" novalidate>
@@ -245,6 +370,7 @@ export function editTokenPage(
     <a href="${TOKENS_PATH}">Cancel</a>
   </div>
 </form>
+${regenerate}
 <h2>Revoke</h2>
 <p>Revoke the token if it is lost, unused or compromised.</p>
 <form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
@@ -277,4 +403,53 @@ export function revokeConfirmPage(session: Session, token: TokenRecord): RouteRe
   </div>
 </form>`
   return renderPage({ title: 'Revoke API token', heading: `Revoke “${token.name}”?`, session, body })
+}
+
+/**
+ * The regenerate confirmation: the overlap to choose (none, 1 hour, 24 hours, 7 days; 24 hours
+ * preselected), posted with `confirm=yes` to `/settings/tokens/:id/regenerate`; status 400 with
+ * `problem` shown.
+ *
+ * @example
+ * regenerateConfirmPage(session, token, Date.now())
+ */
+export function regenerateConfirmPage(
+  session: Session,
+  token: TokenRecord,
+  now: number,
+  problem?: string,
+): RouteResult {
+  const name = escapeHtml(token.name)
+  const choices = OVERLAPS.map(
+    (overlap) => `<div class="choice">
+      <input type="radio" id="overlap-${overlap.value}" name="overlap" value="${overlap.value}"${overlap.value === '24h' ? ' checked' : ''}>
+      <label for="overlap-${overlap.value}">${overlap.label}</label>
+    </div>`,
+  ).join('\n')
+  const expiry =
+    token.lifetimeDays !== undefined
+      ? `The new value expires ${token.lifetimeDays} days from now, like the token's lifetime.`
+      : token.expiresAt !== undefined
+        ? `The token still expires ${formatInstant(token.expiresAt)}.`
+        : 'The token still never expires.'
+  const body = `${problem === undefined ? '' : `<div class="error" role="alert"><p>${escapeHtml(problem)}</p></div>`}
+<p>A new value replaces <code>${escapeHtml(token.hint)}</code> for <strong>${name}</strong>: same name and scopes. ${expiry} The new value is shown once.${now < (token.previousHashExpiresAt ?? 0) ? ' The value replaced by the last regeneration stops working now.' : ''}</p>
+<form method="post" action="${tokenPath(token)}/regenerate">
+  ${csrfField(session)}
+  <fieldset>
+    <legend>How long should the current value keep working?</legend>
+    ${choices}
+  </fieldset>
+  <div class="row">
+    <button type="submit">Regenerate “${name}”</button>
+    <a href="${TOKENS_PATH}">Cancel</a>
+  </div>
+</form>`
+  return renderPage({
+    title: 'Regenerate API token',
+    heading: `Regenerate “${token.name}”?`,
+    session,
+    status: problem === undefined ? 200 : 400,
+    body,
+  })
 }

@@ -6,24 +6,38 @@
  *
  * | route | fields | answer |
  * | --- | --- | --- |
- * | `GET /settings/tokens` | | the list (name, scopes, hint, created, last used, expiry) and the create form |
- * | `POST /settings/tokens` | `name`, `scopes`…, `expiresAt` | 200: the value, once; 400: the form again |
+ * | `GET /settings/tokens` | | the list (name, scopes, hint, created, last used and from where, expiry, expiring soon), recently revoked tokens with the reason, and the create form |
+ * | `POST /settings/tokens` | `name`, `scopes`…, `lifetime`, `expiresAt` | 200: the value, once; 400: the form again |
  * | `GET /settings/tokens/:id` | | the edit form |
  * | `POST /settings/tokens/:id` | `name`, `scopes`… | 303 to the list; 400: the form again |
  * | `GET /settings/tokens/:id/revoke` | | the confirmation |
  * | `POST /settings/tokens/:id/revoke` | `confirm=yes` | 303 to the list; without `confirm`: the confirmation |
+ * | `GET /settings/tokens/:id/regenerate` | | the confirmation, with the overlap to choose |
+ * | `POST /settings/tokens/:id/regenerate` | `overlap` (`none`, `1h`, `24h`, `7d`) | 200: the new value, once; 400: the confirmation again |
+ *
+ * With `--max-token-lifetime DAYS` the create form offers no lifetime longer than the cap and no
+ * "no expiry", and a longer request is refused with a message naming the cap. Regenerating keeps the
+ * token's id, name, scopes and expiry policy (rotateToken); the previous value keeps working for the
+ * chosen overlap, and revoking the token ends both. Regenerate is offered where the token store can
+ * rotate (`TokenStore.rotate`); it is refused (409) for an expired token, and under the cap for one
+ * whose new value would outlive the cap.
  *
  * Every POST carries `csrf_token` (else 403). Signed out: a 303 to sign-in. A token that is not the
  * user's own unrevoked API token — another user's, an OAuth token, a revoked or unknown id — is 404.
  * Over plain HTTP from another machine every route is the 403 page of https-only.ts, signed in or not.
  */
 import {
+  checkTokenLifetime,
   createApiToken,
+  InvalidArgumentError,
   renameToken,
   rescopeToken,
   revokeToken,
+  rotateToken,
+  TokenLifetimeError,
   type TokenRecord,
   type TokenStore,
+  TokenStoreError,
 } from '../../../src/index.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'
@@ -31,10 +45,12 @@ import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-s
 import { messagePage } from './html.js'
 import { httpsOnly } from './https-only.js'
 import type { Session } from './sessions.js'
-import { readNewToken, readTokenChanges } from './token-form.js'
+import { type FieldErrors, readNewToken, readTokenChanges, type TokenFormValues } from './token-form.js'
 import {
   createdTokenPage,
   editTokenPage,
+  OVERLAPS,
+  regenerateConfirmPage,
   revokeConfirmPage,
   TOKENS_PATH,
   tokenListPage,
@@ -45,7 +61,12 @@ import type { WebContext } from './web-context.js'
 export interface TokenSettingsContext {
   readonly web: WebContext
   readonly tokens: TokenStore
+  /** `--max-token-lifetime`, in days; absent: no cap. */
+  readonly maxLifetimeDays?: number | undefined
 }
+
+// How long the list keeps showing a revoked token, with the reason: long enough to notice.
+const REVOKED_SHOWN_MS = 30 * 86_400_000
 
 /** Unrevoked API tokens a user may hold at once; past it, creating one asks to revoke one first. */
 export const MAX_TOKENS_PER_USER = 100
@@ -65,7 +86,9 @@ function pending(receipt: Awaited<ReturnType<TokenStore['update']>>): string {
  * const routes = tokenSettingsRoutes({ web: app.web, tokens: app.tokens })
  */
 export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
-  const { web, tokens } = context
+  const { web, tokens, maxLifetimeDays } = context
+  const canRotate = typeof tokens.rotate === 'function'
+  const pageOptions = { maxLifetimeDays, canRotate }
 
   // What the list shows and names are unique among: the user's API tokens that are not revoked
   // (OAuth tokens are sessions of applications, not managed here).
@@ -103,35 +126,71 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       return check.ok ? handler(request, check.session, fields) : check.result
     })
 
-  const list: Signed = async (_request, session) =>
-    tokenListPage({
+  // API tokens revoked in the last 30 days, newest first, for the list to say why.
+  const recentlyRevoked = async (handle: string, now: number): Promise<readonly TokenRecord[]> =>
+    (await tokens.listByOwner(handle))
+      .filter(
+        (token) =>
+          token.kind === 'api' && token.revokedAt !== undefined && now - token.revokedAt < REVOKED_SHOWN_MS,
+      )
+      .sort((a, b) => b.revokedAt! - a.revokedAt!)
+
+  const list: Signed = async (_request, session) => {
+    const now = web.now()
+    return tokenListPage({
       session,
       tokens: await listed(session.handle),
-      now: web.now(),
+      revoked: await recentlyRevoked(session.handle, now),
+      now,
       notice: await web.sessions.takeNotice(session.id),
+      ...pageOptions,
     })
+  }
 
   const create = form(async (_request, session, fields) => {
     const now = web.now()
     const existing = await listed(session.handle)
-    const read = readNewToken(fields, existing, now)
+    const read = readNewToken(fields, existing, now, maxLifetimeDays)
+    // The list again, with the form's problems (400).
+    const again = async (form: { readonly values: TokenFormValues; readonly errors: FieldErrors }) =>
+      tokenListPage({
+        session,
+        tokens: existing,
+        revoked: await recentlyRevoked(session.handle, now),
+        now,
+        form,
+        ...pageOptions,
+      })
+    const typed = {
+      name: fields.get('name') ?? '',
+      lifetime: fields.get('lifetime') ?? '',
+      expiresAt: fields.get('expiresAt') ?? '',
+    }
     if (!read.ok || existing.length >= MAX_TOKENS_PER_USER) {
       const errors = read.ok
         ? { name: `Name: you have ${MAX_TOKENS_PER_USER} tokens; revoke one before creating another.` }
         : read.errors
-      const values = read.ok
-        ? { name: read.value.name, scopes: read.value.scopes, expiresAt: fields.get('expiresAt') ?? '' }
-        : read.values
-      return tokenListPage({ session, tokens: existing, now, form: { values, errors } })
+      const values = read.ok ? { ...typed, name: read.value.name, scopes: read.value.scopes } : read.values
+      return again({ values, errors })
     }
-    const { name, scopes, expiresAt } = read.value
-    const { record, value } = createApiToken({
-      userId: session.handle,
-      name,
-      scopes,
-      now,
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-    })
+    const { name, scopes, expiresAt, lifetimeDays } = read.value
+    let created: ReturnType<typeof createApiToken>
+    try {
+      created = createApiToken({
+        userId: session.handle,
+        name,
+        scopes,
+        now,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(lifetimeDays === undefined ? {} : { lifetimeDays }),
+        ...(maxLifetimeDays === undefined ? {} : { maxLifetimeDays }),
+      })
+    } catch (error) {
+      // The form already applies the cap; the library's check is the one that cannot be skipped.
+      if (!(error instanceof TokenLifetimeError)) throw error
+      return again({ values: { ...typed, scopes }, errors: { lifetime: `Expiration: ${error.message}.` } })
+    }
+    const { record, value } = created
     await tokens.save(record)
     // The value goes into this one answer and nowhere else: not the session, not a log, not a redirect.
     return createdTokenPage(session, record, value)
@@ -139,14 +198,16 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
 
   const edit: Signed = async (request, session) => {
     const token = await ownToken(request, session)
-    return token === undefined ? notFound(session) : editTokenPage(session, token)
+    return token === undefined ? notFound(session) : editTokenPage(session, token, undefined, pageOptions)
   }
 
   const update = form(async (request, session, fields) => {
     const token = await ownToken(request, session)
     if (token === undefined) return notFound(session)
     const read = readTokenChanges(fields, token, await listed(session.handle))
-    if (!read.ok) return editTokenPage(session, token, { values: read.values, errors: read.errors })
+    if (!read.ok) {
+      return editTokenPage(session, token, { values: read.values, errors: read.errors }, pageOptions)
+    }
     let changed = token
     if (read.value.name !== undefined) changed = renameToken(changed, read.value.name)
     if (read.value.scopes !== undefined) changed = rescopeToken(changed, read.value.scopes)
@@ -175,6 +236,69 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     return redirect(TOKENS_PATH)
   })
 
+  const confirmRegenerate: Signed = async (request, session) => {
+    const token = await ownToken(request, session)
+    if (token === undefined || !canRotate) return notFound(session)
+    return regenerateConfirmPage(session, token, web.now())
+  }
+
+  const regenerate = form(async (request, session, fields) => {
+    const token = await ownToken(request, session)
+    if (token === undefined || tokens.rotate === undefined) return notFound(session)
+    const now = web.now()
+    const choice = fields.getAll('overlap')
+    const overlap = choice.length === 1 ? OVERLAPS.find((each) => each.value === choice[0]) : undefined
+    if (overlap === undefined) {
+      return regenerateConfirmPage(
+        session,
+        token,
+        now,
+        'Overlap: choose how long the current value keeps working.',
+      )
+    }
+    let rotated: ReturnType<typeof rotateToken>
+    try {
+      rotated = rotateToken(token, { overlapMs: overlap.ms, now })
+      // A token from before the cap (no expiry, or a later one) does not get a new value that
+      // outlives it: the owner creates a token within the cap instead.
+      checkTokenLifetime(rotated.record.expiresAt, now, maxLifetimeDays)
+      await tokens.rotate(rotated.record)
+    } catch (error) {
+      if (error instanceof TokenLifetimeError) {
+        return messagePage(
+          409,
+          'Cannot regenerate',
+          `${error.message}. This token would outlive the cap: create a new token instead.`,
+          session,
+        )
+      }
+      if (error instanceof InvalidArgumentError) {
+        return messagePage(
+          409,
+          'Cannot regenerate',
+          'This token has expired: create a new token instead.',
+          session,
+        )
+      }
+      // A refusal because the token changed meanwhile (regenerated or revoked in another tab or
+      // instance) is the user's news; any other store failure is the server's (503).
+      if (error instanceof TokenStoreError) {
+        const current = await tokens.findById(token.id)
+        if (current !== undefined && (current.hash !== token.hash || current.revokedAt !== undefined)) {
+          return messagePage(
+            409,
+            'Cannot regenerate',
+            'The token changed meanwhile. Reload the list and try again.',
+            session,
+          )
+        }
+      }
+      throw error
+    }
+    // As at creation: the value goes into this one answer and nowhere else.
+    return createdTokenPage(session, rotated.record, rotated.value, { regeneratedAt: now })
+  })
+
   const routes: Route[] = [
     { method: 'GET', path: TOKENS_PATH, handle: page(list) },
     { method: 'POST', path: TOKENS_PATH, handle: create },
@@ -182,6 +306,8 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     { method: 'POST', path: `${TOKENS_PATH}/:id`, handle: update },
     { method: 'GET', path: `${TOKENS_PATH}/:id/revoke`, handle: page(confirmRevoke) },
     { method: 'POST', path: `${TOKENS_PATH}/:id/revoke`, handle: revoke },
+    { method: 'GET', path: `${TOKENS_PATH}/:id/regenerate`, handle: page(confirmRegenerate) },
+    { method: 'POST', path: `${TOKENS_PATH}/:id/regenerate`, handle: regenerate },
   ]
   // New token values and session cookies never cross a network in the clear.
   return { name: 'token-settings', routes: routes.map(httpsOnly) }

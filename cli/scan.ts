@@ -1,0 +1,194 @@
+// `data-access-policy scan [PATH…]`: finds token values committed to files and to git history, by
+// their exact format and checksum (findTokenValues), and prints where, never the value.
+import { spawnSync } from 'node:child_process'
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { findTokenValues, type TokenKind, tokenValueHint } from '../src/tokens/token-format.js'
+
+/** One token value found, without the value. */
+export interface ScanFinding {
+  /** The file, as given or relative to the scanned directory; in history, relative to the repository. */
+  readonly file: string
+  /** 1-based line number. */
+  readonly line: number
+  /** The commit that added the line, for a finding in git history. */
+  readonly commit?: string
+  readonly kind: TokenKind
+  /** The prefix, `…` and the last four characters: enough to tell tokens apart, never to use one. */
+  readonly hint: string
+}
+
+/** What a scan found, and what it could not read. */
+export interface ScanResult {
+  readonly findings: readonly ScanFinding[]
+  /** Paths that could not be read, or history that could not be listed: a scan with these is not clean. */
+  readonly problems: readonly string[]
+}
+
+/** Options of {@link scanPaths}. */
+export interface ScanOptions {
+  /** Also scan the git history of every repository a path lies in (`git log -p --all`); default true. */
+  readonly history?: boolean
+}
+
+// Directories no committed secret lives in, that would only make a scan slow.
+const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules'])
+// A file larger than this is not source; its tokens would show in history if it were committed.
+const MAX_FILE_BYTES = 10 * 1024 * 1024
+// Enough for the history of a large repository; git's output past it is an error, not a silent cut.
+const MAX_HISTORY_BYTES = 1024 * 1024 * 1024
+
+function findingsIn(text: string, file: string, commit?: string): ScanFinding[] {
+  const found: ScanFinding[] = []
+  const lines = text.split('\n')
+  lines.forEach((line, index) => {
+    for (const { value, kind } of findTokenValues(line)) {
+      found.push({
+        file,
+        line: index + 1,
+        ...(commit === undefined ? {} : { commit }),
+        kind,
+        hint: tokenValueHint(value),
+      })
+    }
+  })
+  return found
+}
+
+function scanFile(path: string, shown: string, findings: ScanFinding[], problems: string[]): void {
+  let bytes: Buffer
+  try {
+    if (statSync(path).size > MAX_FILE_BYTES) return
+    bytes = readFileSync(path)
+  } catch (error) {
+    problems.push(`${shown}: cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+    return
+  }
+  // Binary files (a NUL byte) hold no committed token as text.
+  if (bytes.includes(0)) return
+  findings.push(...findingsIn(bytes.toString('utf8'), shown))
+}
+
+function walk(directory: string, shownBase: string, findings: ScanFinding[], problems: string[]): void {
+  let entries: Dirent[]
+  try {
+    entries = readdirSync(directory, { withFileTypes: true })
+  } catch (error) {
+    problems.push(`${shownBase || '.'}: cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+    return
+  }
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = join(directory, entry.name)
+    const shown = shownBase === '' ? entry.name : join(shownBase, entry.name)
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) walk(path, shown, findings, problems)
+    } else if (entry.isFile()) {
+      scanFile(path, shown, findings, problems)
+    }
+  }
+}
+
+function git(
+  cwd: string,
+  args: readonly string[],
+): { ok: true; out: string } | { ok: false; detail: string } {
+  const run = spawnSync('git', args, { cwd, encoding: 'utf8', maxBuffer: MAX_HISTORY_BYTES })
+  if (run.error !== undefined) return { ok: false, detail: run.error.message }
+  if (run.status !== 0) return { ok: false, detail: run.stderr.trim() }
+  return { ok: true, out: run.stdout }
+}
+
+/**
+ * The lines every commit of every ref added (`git log -p --all`), under the given paths of one
+ * repository: a value deleted since is still found where it was added. Lines removed are skipped:
+ * they were added by an earlier commit, and are reported there.
+ */
+function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFinding[]): string | undefined {
+  const log = git(top, [
+    '-c',
+    'core.quotePath=false',
+    'log',
+    '-p',
+    '--all',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-renames',
+    '--unified=0',
+    '--format=commit %H',
+    '--',
+    ...pathspecs,
+  ])
+  if (!log.ok) return `git history of ${top}: ${log.detail}`
+  let commit = ''
+  let file: string | undefined
+  let line = 0
+  // Between `diff --git` and the first hunk: a `+++ ` line there names the file; inside a hunk it
+  // is an added line that starts with `++`.
+  let header = false
+  for (const text of log.out.split('\n')) {
+    if (!header && text.startsWith('commit ')) {
+      commit = text.slice(7, 19)
+      file = undefined
+    } else if (text.startsWith('diff --git ')) {
+      header = true
+      file = undefined
+    } else if (header && text.startsWith('+++ ')) {
+      file = text === '+++ /dev/null' ? undefined : text.slice(6)
+    } else if (text.startsWith('@@ ')) {
+      header = false
+      line = Number(/\+(\d+)/.exec(text)?.[1] ?? 0)
+    } else if (!header && text.startsWith('+') && file !== undefined) {
+      for (const { value, kind } of findTokenValues(text.slice(1))) {
+        findings.push({ file, line, commit, kind, hint: tokenValueHint(value) })
+      }
+      line++
+    }
+  }
+  return undefined
+}
+
+/**
+ * Scans files and directories (recursively, skipping `.git` and `node_modules`) for token values,
+ * and, unless `history` is false, the git history of the repositories they lie in.
+ *
+ * @example
+ * const { findings } = scanPaths(['.'])
+ * for (const found of findings) console.log(`${found.file}:${found.line}: ${found.kind} token ${found.hint}`)
+ */
+export function scanPaths(paths: readonly string[], options: ScanOptions = {}): ScanResult {
+  const findings: ScanFinding[] = []
+  const problems: string[] = []
+  const repositories = new Map<string, string[]>()
+  for (const path of paths) {
+    let directory: boolean
+    try {
+      directory = statSync(path).isDirectory()
+    } catch (error) {
+      problems.push(`${path}: cannot read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+      continue
+    }
+    if (directory) walk(path, path === '.' ? '' : path, findings, problems)
+    else scanFile(path, path, findings, problems)
+    if (options.history === false) continue
+    const from = directory ? path : dirname(path)
+    const top = git(from, ['rev-parse', '--show-toplevel'])
+    if (!top.ok) continue
+    const root = top.out.trim()
+    const spec = relative(root, resolve(path)) || '.'
+    repositories.set(root, [...(repositories.get(root) ?? []), spec])
+  }
+  for (const [root, pathspecs] of repositories) {
+    const problem = scanHistory(root, pathspecs, findings)
+    if (problem !== undefined) problems.push(problem)
+  }
+  return { findings, problems }
+}
+
+/** One line per finding: `file:line: api token dap_…Cnw5`, with `(commit abc123…)` for history. */
+export function formatFinding(found: ScanFinding): string {
+  const where =
+    found.commit === undefined
+      ? `${found.file}:${found.line}`
+      : `${found.file}:${found.line} (commit ${found.commit})`
+  return `${where}: ${found.kind === 'api' ? 'API' : 'OAuth'} token ${found.hint}`
+}

@@ -1,0 +1,204 @@
+/**
+ * `POST /secret-scanning/report`: leak reports in the GitHub secret-scanning partner format
+ * (design §14, issue 30). A report is a JSON array of `{ token, type, url, source }`, signed with
+ * ECDSA P-256 / SHA-256 over the raw body; the key's identifier and the base64 DER signature come
+ * in `Github-Public-Key-Identifier` and `Github-Public-Key-Signature`.
+ *
+ * In this order, and nothing is revoked unless every step passes:
+ * 1. the signature, against the configured keys (`--secret-scanning-keys`): else 401 `invalid_signature`;
+ * 2. the body's shape: else 400 `malformed_report`;
+ * 3. replays: the same body within a day (report-replays.ts) is 409 `replayed_report`;
+ * 4. every reported value that authenticates today is revoked, the reason recorded as
+ *    `found public at URL` (the owner's settings pages show it).
+ *
+ * The answer is the partner format's feedback, one entry per reported token, in order:
+ * `{ token_hash, token_type, label }`: `true_positive` for a value of one of this server's tokens
+ * (revoked now or already dead), `false_positive` for anything else. The format also allows
+ * `token_raw`; the server sends the SHA-256 instead, because it never echoes a token value.
+ * A store failure is 503 and forgets the report, so that GitHub's retry is not taken for a replay.
+ */
+import { createHash, verify } from 'node:crypto'
+import {
+  hashTokenValue,
+  isWellFormedTokenValue,
+  MAX_REVOKED_REASON_LENGTH,
+  revokeToken,
+  type TokenStore,
+  tokenStatusOfHash,
+} from '../../../src/index.js'
+import { BodyTooLargeError } from '../request/body.js'
+import { bodyTooLarge, json } from '../routes/http-result.js'
+import type { ApiRequest, RouteResult, RouteSet } from '../routes/route-set.js'
+import { REPLAY_WINDOW_MS, type ReportReplayStore } from './report-replays.js'
+import type { SecretScanningKeys } from './secret-scanning-keys.js'
+
+/** Where leak reports are posted. */
+export const LEAK_REPORT_PATH = '/secret-scanning/report'
+
+/** The header naming the key that signed a report. */
+export const KEY_ID_HEADER = 'github-public-key-identifier'
+/** The header carrying a report's base64 DER ECDSA signature. */
+export const SIGNATURE_HEADER = 'github-public-key-signature'
+
+/** What the leak endpoint works with. */
+export interface LeakReportContext {
+  readonly tokens: TokenStore
+  readonly keys: SecretScanningKeys
+  readonly replays: ReportReplayStore
+  readonly now: () => number
+  /** Told of every revocation (never a value) and of store failures. */
+  readonly log?: (line: string) => void
+}
+
+/** One reported match. */
+interface ReportedToken {
+  readonly token: string
+  readonly type: string
+  readonly url: string
+  readonly source: string
+}
+
+/** The partner format's feedback on one reported token. */
+export interface LeakFeedback {
+  readonly token_hash: string
+  readonly token_type: string
+  readonly label: 'true_positive' | 'false_positive'
+}
+
+// GitHub batches matches; a report larger than this is not one of its reports.
+const MAX_REPORTED = 1000
+// biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
+
+function failure(status: number, code: string, message: string, detail: string): RouteResult {
+  return json({ error: { status, message, code, detail } }, status)
+}
+
+const BAD_SIGNATURE = (detail: string) => failure(401, 'invalid_signature', 'Unauthorized', detail)
+
+function verified(body: Buffer, request: ApiRequest, keys: SecretScanningKeys): RouteResult | undefined {
+  const id = request.headers[KEY_ID_HEADER]
+  const signature = request.headers[SIGNATURE_HEADER]
+  if (id === undefined || signature === undefined) {
+    return BAD_SIGNATURE('Github-Public-Key-Identifier and Github-Public-Key-Signature are required')
+  }
+  const key = keys.get(id)
+  if (key === undefined) return BAD_SIGNATURE('the signing key is not one of the configured keys')
+  if (!BASE64.test(signature)) return BAD_SIGNATURE('the signature does not verify')
+  let valid = false
+  try {
+    valid = verify('sha256', body, key, Buffer.from(signature, 'base64'))
+  } catch {
+    // A signature that is not DER at all: as invalid as a wrong one.
+  }
+  return valid ? undefined : BAD_SIGNATURE('the signature does not verify')
+}
+
+function parseReport(body: Buffer): readonly ReportedToken[] | string {
+  let json: unknown
+  try {
+    json = JSON.parse(body.toString('utf8'))
+  } catch {
+    return 'the body is not JSON'
+  }
+  if (!Array.isArray(json) || json.length === 0 || json.length > MAX_REPORTED) {
+    return `the body must be a JSON array of 1-${MAX_REPORTED} reported tokens`
+  }
+  const reported: ReportedToken[] = []
+  for (const [index, entry] of json.entries()) {
+    const { token, type, url, source } = (entry ?? {}) as Record<string, unknown>
+    if (
+      typeof entry !== 'object' ||
+      entry === null ||
+      Array.isArray(entry) ||
+      typeof token !== 'string' ||
+      typeof type !== 'string' ||
+      typeof url !== 'string' ||
+      typeof source !== 'string'
+    ) {
+      return `[${index}] must be an object with string token, type, url and source`
+    }
+    reported.push({ token, type, url, source })
+  }
+  return reported
+}
+
+function reasonOf(report: ReportedToken): string {
+  const url = report.url.replace(CONTROL_CHARACTERS, '').trim()
+  const source = report.source.replace(CONTROL_CHARACTERS, '').trim()
+  const reason = url !== '' ? `found public at ${url}` : `found public (source: ${source || 'unknown'})`
+  // Cut on a code point, with room for the ellipsis.
+  const points = [...reason]
+  return points.length <= MAX_REVOKED_REASON_LENGTH
+    ? reason
+    : `${points.slice(0, MAX_REVOKED_REASON_LENGTH - 1).join('')}…`
+}
+
+/**
+ * Builds the leak report route set.
+ *
+ * @example
+ * const routes = leakReportRoutes({ tokens, keys, replays: new MemoryReportReplayStore(), now: Date.now })
+ */
+export function leakReportRoutes(context: LeakReportContext): RouteSet {
+  const { tokens, keys, replays, now } = context
+  const log = context.log ?? (() => {})
+
+  // Every reported value's feedback, revoking the live ones; a store failure rejects.
+  const act = async (reported: readonly ReportedToken[]): Promise<LeakFeedback[]> => {
+    const feedback: LeakFeedback[] = []
+    for (const report of reported) {
+      const hash = hashTokenValue(report.token)
+      let label: LeakFeedback['label'] = 'false_positive'
+      if (isWellFormedTokenValue(report.token)) {
+        const record = await tokens.findByHash(hash)
+        const status = record === undefined ? undefined : tokenStatusOfHash(record, hash, now())
+        if (record !== undefined && status !== undefined) {
+          label = 'true_positive'
+          if (status === 'active') {
+            const reason = reasonOf(report)
+            await tokens.update(revokeToken(record, now(), reason))
+            log(`secret scanning: revoked token ${record.id} of ${record.userId} (${reason})`)
+          }
+        }
+      }
+      feedback.push({ token_hash: hash, token_type: report.type, label })
+    }
+    return feedback
+  }
+
+  const handle = async (request: ApiRequest): Promise<RouteResult> => {
+    let body: Buffer
+    try {
+      body = await request.body()
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
+      throw error
+    }
+    const unsigned = verified(body, request, keys)
+    if (unsigned !== undefined) return unsigned
+    const reported = parseReport(body)
+    if (typeof reported === 'string') return failure(400, 'malformed_report', 'Bad request', reported)
+    const digest = createHash('sha256').update(body).digest('hex')
+    let fresh: boolean
+    try {
+      fresh = await replays.claim(digest, REPLAY_WINDOW_MS, now())
+    } catch (error) {
+      log(
+        `secret scanning: cannot record a report: ${error instanceof Error ? error.message : String(error)}`,
+      )
+      return failure(503, 'service_unavailable', 'Service unavailable', 'try again later')
+    }
+    if (!fresh) return failure(409, 'replayed_report', 'Conflict', 'this report was already received')
+    try {
+      return json(await act(reported))
+    } catch (error) {
+      log(`secret scanning: a report failed: ${error instanceof Error ? error.message : String(error)}`)
+      await replays.release(digest).catch(() => {})
+      return failure(503, 'service_unavailable', 'Service unavailable', 'try again later')
+    }
+  }
+
+  return { name: 'leak-reports', routes: [{ method: 'POST', path: LEAK_REPORT_PATH, handle }] }
+}

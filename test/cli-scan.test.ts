@@ -1,0 +1,157 @@
+/**
+ * `data-access-policy scan` (issue 30): every token value in a fixture tree and in the git history
+ * of a repository made here (a value deleted since, one on another branch), by format and checksum,
+ * and no look-alike; where it is and what kind, never the value; exit codes for hooks and CI.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { runCli } from '../cli/main.js'
+import { generateTokenValue, tokenValueHint } from '../src/tokens/token-format.js'
+
+const root = mkdtempSync(join(tmpdir(), 'dap-scan-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+function write(path: string, content: string | Buffer): void {
+  mkdirSync(join(path, '..'), { recursive: true })
+  writeFileSync(path, content)
+}
+
+const api = generateTokenValue('api')
+const oauth = generateTokenValue('oauth')
+const nested = generateTokenValue('api')
+const twice = generateTokenValue('api')
+
+// Each differs from a real value in one way a naive pattern would miss.
+const lookAlikes = [
+  `${api.slice(0, -1)}${api.endsWith('0') ? '1' : '0'}`, // wrong checksum
+  `dax_${api.slice(4)}`, // wrong prefix
+  `DAP_${api.slice(4)}`, // wrong case
+  api.slice(0, -1), // one character short
+  `${api}Z`, // embedded in a longer run of base62 (after)
+  `Z${api}`, // (before)
+  `sha${api.slice(4)}${api.slice(4)}`, // a long base62 run with no prefix
+]
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args],
+    { cwd, encoding: 'utf8' },
+  )
+}
+
+describe('a fixture tree', () => {
+  const tree = join(root, 'tree')
+  write(join(tree, '.env'), `SERVICE_API_TOKEN=${api}\nOTHER=1\n`)
+  write(
+    join(tree, 'config', 'deep', 'settings.json'),
+    `{\n  "a": 1,\n  "session": "${oauth}",\n  "b": "${nested}"\n}\n`,
+  )
+  write(join(tree, 'notes.md'), `two on one line: ${twice} and '${twice}'\n`)
+  write(join(tree, 'look-alikes.txt'), `${lookAlikes.join('\n')}\n`)
+  write(join(tree, 'node_modules', 'pkg', 'index.js'), `const t = '${generateTokenValue('api')}'\n`)
+  write(
+    join(tree, 'image.bin'),
+    Buffer.concat([Buffer.from([0, 1, 2]), Buffer.from(generateTokenValue('api'))]),
+  )
+
+  test('finds every token, with file, line and kind, and no look-alike; exit 1', () => {
+    const result = runCli(['scan', '--no-history', tree])
+    expect(result.code).toBe(1)
+    expect(result.stdout.trim().split('\n').sort()).toEqual(
+      [
+        `${join(tree, '.env')}:1: API token ${tokenValueHint(api)}`,
+        `${join(tree, 'config', 'deep', 'settings.json')}:3: OAuth token ${tokenValueHint(oauth)}`,
+        `${join(tree, 'config', 'deep', 'settings.json')}:4: API token ${tokenValueHint(nested)}`,
+        `${join(tree, 'notes.md')}:1: API token ${tokenValueHint(twice)}`,
+        `${join(tree, 'notes.md')}:1: API token ${tokenValueHint(twice)}`,
+      ].sort(),
+    )
+    expect(result.stderr).toBe('5 token value(s) found: revoke them, then remove them\n')
+    for (const value of [api, oauth, nested, twice])
+      expect(result.stdout + result.stderr).not.toContain(value.slice(4, -4))
+  })
+
+  test('a file given by itself; a clean file exits 0', () => {
+    expect(runCli(['scan', '--no-history', join(tree, '.env')]).stdout).toBe(
+      `${join(tree, '.env')}:1: API token ${tokenValueHint(api)}\n`,
+    )
+    expect(runCli(['scan', '--no-history', join(tree, 'look-alikes.txt')])).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: 'no token values found\n',
+    })
+  })
+
+  test.each([
+    [['scan', '--colour'], /Unknown option '--colour'/],
+    [['scan', '--no-history', join(root, 'missing')], /missing: cannot read \(ENOENT\)/],
+  ])('%j is bad usage: exit 2', (args, message) => {
+    const result = runCli(args)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(message)
+  })
+
+  test('--help explains the command', () => {
+    expect(runCli(['scan', '--help']).stdout).toContain('git log -p --all')
+  })
+})
+
+describe('git history', () => {
+  const repository = join(root, 'repository')
+  const deleted = generateTokenValue('api')
+  const branched = generateTokenValue('oauth')
+  const current = generateTokenValue('api')
+  mkdirSync(repository, { recursive: true })
+  git(repository, 'init', '-q', '-b', 'main')
+  write(join(repository, 'app', 'config.js'), `// config\nexport const token = '${deleted}'\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'add config')
+  const added = git(repository, 'rev-parse', 'HEAD').trim()
+  write(
+    join(repository, 'app', 'config.js'),
+    '// config\nexport const token = process.env.SERVICE_API_TOKEN\n',
+  )
+  write(join(repository, 'README.md'), `# app\n\nlook-alike: ${lookAlikes[0]}\n`)
+  git(repository, 'commit', '-q', '-am', 'read the token from the environment')
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'readme')
+  git(repository, 'checkout', '-q', '-b', 'feature')
+  write(join(repository, 'feature.txt'), `a\nb\n${branched}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'feature')
+  const onBranch = git(repository, 'rev-parse', 'HEAD').trim()
+  git(repository, 'checkout', '-q', 'main')
+  // Not committed: found in the working tree only.
+  write(join(repository, 'local.env'), `TOKEN=${current}\n`)
+
+  test('finds values deleted since and on other branches, with the commit that added them', () => {
+    const result = runCli(['scan', repository])
+    expect(result.code).toBe(1)
+    const lines = result.stdout.trim().split('\n')
+    expect(lines).toContain(
+      `app/config.js:2 (commit ${added.slice(0, 12)}): API token ${tokenValueHint(deleted)}`,
+    )
+    expect(lines).toContain(
+      `feature.txt:3 (commit ${onBranch.slice(0, 12)}): OAuth token ${tokenValueHint(branched)}`,
+    )
+    expect(lines).toContain(`${join(repository, 'local.env')}:1: API token ${tokenValueHint(current)}`)
+    expect(lines).toHaveLength(3)
+    for (const value of [deleted, branched, current]) expect(result.stdout).not.toContain(value.slice(4, -4))
+  })
+
+  test('a path inside the repository limits the history to it', () => {
+    const result = runCli(['scan', join(repository, 'app')])
+    expect(result.stdout.trim().split('\n')).toEqual([
+      `app/config.js:2 (commit ${added.slice(0, 12)}): API token ${tokenValueHint(deleted)}`,
+    ])
+  })
+
+  test('--no-history scans the working tree only', () => {
+    const result = runCli(['scan', '--no-history', repository])
+    expect(result.stdout).toBe(`${join(repository, 'local.env')}:1: API token ${tokenValueHint(current)}\n`)
+  })
+})
