@@ -82,6 +82,7 @@ describe('the packed package', () => {
       './testing/arbitraries',
       './client',
       './redis',
+      './openapi',
     ])
   })
 

@@ -14,6 +14,7 @@ const ENTRIES = [
   'src/testing/index.ts',
   'src/testing/arbitraries.ts',
   'src/client.ts',
+  'src/openapi/index.ts',
 ]
 
 const program = ts.createProgram(
