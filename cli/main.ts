@@ -1,8 +1,17 @@
-// The `data-access-policy` command: decision tables, fresh token values, restriction checks.
+// The `data-access-policy` command: decision tables, fresh token values, restriction checks, the
+// OpenAPI security of every operation.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { buildDecisionTables } from '../src/decisions/decision-tables.js'
-import { formatConfigPath } from '../src/errors.js'
+import { OPERATION_NAMES } from '../src/decisions/operations.js'
+import { formatConfigPath, InvalidArgumentError } from '../src/errors.js'
+import {
+  type OpenApiOptions,
+  type OpenApiVersion,
+  operationSecurity,
+  type RouteRequirement,
+  securitySchemes,
+} from '../src/openapi/index.js'
 import { exportRestrictionsSchema } from '../src/restrictions/export-restrictions.js'
 import { generateTokenValue } from '../src/tokens/token-format.js'
 import {
@@ -10,6 +19,7 @@ import {
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
 } from './decision-tables-render.js'
+import { toYaml } from './yaml.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const
@@ -21,6 +31,9 @@ Commands:
   token [--kind api|oauth]          print a fresh, well-formed token value (default api)
   check-restrictions FILE           validate export restrictions in a JSON file: one restrictions
                                     object, an array of them, or a seed with datasets[].exportRestrictions
+  openapi [--format json|yaml]      print the OpenAPI security schemes and every operation's security,
+          [--issuer URL]            denial responses and x-data-access (default json)
+          [--openapi 3.0|3.1|3.2]
 
 Run 'data-access-policy <command> --help' for a command's help.
 Exit codes: 0 success, 1 the file is invalid, 2 bad usage or unreadable file.`
@@ -38,6 +51,13 @@ Prints a fresh token value: dap_ (api) or dao_ (oauth), 32 random base62 charact
 
 Validates export restrictions ({ maxBytes?, maxRecords?, allowedIps? }) in a JSON file and explains
 every error with its path. Exit 0 when valid, 1 when not, 2 when the file cannot be read or parsed.`,
+  openapi: `Usage: data-access-policy openapi [--format json|yaml] [--issuer URL] [--openapi 3.0|3.1|3.2]
+
+Prints what data-access-policy/openapi derives from the operation catalogue: components.securitySchemes
+(bearer; with --issuer, OAuth with the authorization-code and device flows) and, for every operation
+and for 'authenticated' (any valid token) and 'public' routes, its security requirement (the minimal
+scope), its denial responses and its x-data-access object. --openapi is the document's version
+(default 3.1). Exit 0.`,
 }
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
@@ -73,6 +93,8 @@ export function runCli(
         help: { type: 'boolean', short: 'h' },
         format: { type: 'string' },
         kind: { type: 'string' },
+        issuer: { type: 'string' },
+        openapi: { type: 'string' },
       },
       strict: true,
     })
@@ -85,6 +107,8 @@ export function runCli(
       return tables(parsed.values.format)
     case 'token':
       return token(parsed.values.kind)
+    case 'openapi':
+      return openapi(parsed.values)
     default:
       return checkRestrictions(parsed.positionals, readFile)
   }
@@ -104,6 +128,34 @@ function token(kind: unknown): CliResult {
   const chosen = parsed(kind, ['api', 'oauth'])
   if (chosen === undefined) return usage(`--kind must be api or oauth, got ${JSON.stringify(kind)}`)
   return ok(`${generateTokenValue(chosen === 'oauth' ? 'oauth' : 'api')}\n`)
+}
+
+const REQUIREMENTS: readonly RouteRequirement[] = [...OPERATION_NAMES, 'authenticated', 'public']
+
+function openapi(values: { format?: unknown; issuer?: unknown; openapi?: unknown }): CliResult {
+  const format = parsed(values.format, ['json', 'yaml'])
+  if (format === undefined)
+    return usage(`--format must be json or yaml, got ${JSON.stringify(values.format)}`)
+  const version = parsed(values.openapi, ['3.1', '3.0', '3.2'] as const satisfies readonly OpenApiVersion[])
+  if (version === undefined) {
+    return usage(`--openapi must be 3.0, 3.1 or 3.2, got ${JSON.stringify(values.openapi)}`)
+  }
+  const options: OpenApiOptions =
+    values.issuer === undefined ? { openapi: version } : { openapi: version, issuer: values.issuer as string }
+  let output: unknown
+  try {
+    output = {
+      components: { securitySchemes: securitySchemes(options) },
+      operations: Object.fromEntries(
+        REQUIREMENTS.map((requirement) => [requirement, operationSecurity(requirement, options)]),
+      ),
+    }
+  } catch (error) {
+    if (error instanceof InvalidArgumentError)
+      return usage(error.message.replace(/^options\.issuer/, '--issuer'))
+    throw error
+  }
+  return ok(format === 'yaml' ? toYaml(output) : `${JSON.stringify(output, null, 2)}\n`)
 }
 
 // An absent option takes the first allowed value; a present one must be allowed.
