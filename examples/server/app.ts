@@ -9,6 +9,7 @@ import { DataModel } from './api/data.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
+import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
 import type { Seed } from './seed/load.js'
@@ -30,7 +31,7 @@ export interface App {
   readonly web: WebContext
   /** The clock the policy, the sessions and the token pages share, epoch ms. */
   readonly now: () => number
-  /** Mounted in order: the API first, then the pages. */
+  /** Mounted in order: the API first, then the pages, then the API reference over them. */
   readonly routeSets: readonly RouteSet[]
   /** The limits of the unauthenticated endpoints (limits/abuse-limits.ts). */
   readonly guard: AbuseGuard
@@ -99,6 +100,20 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   })
   const guard = new AbuseGuard(options.rateLimits ?? new MemoryRateLimitStore(), options.limits, now)
   const origin = new PublicOrigin(options.publicUrl)
+  const described: RouteSet[] = [
+    apiRoutes({ model, policy }),
+    signInRoutes(web, guard),
+    tokenSettingsRoutes({ web, tokens }),
+    oauthRoutes({
+      clients: seed.clients,
+      tokens,
+      web,
+      now,
+      guard,
+      origin,
+      ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
+    }),
+  ]
   return {
     policy,
     model,
@@ -109,18 +124,11 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     origin,
     reportError,
     routeSets: [
-      apiRoutes({ model, policy }),
-      signInRoutes(web, guard),
-      tokenSettingsRoutes({ web, tokens }),
-      oauthRoutes({
-        clients: seed.clients,
-        tokens,
-        web,
-        now,
-        guard,
-        origin,
-        ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
-      }),
+      ...described,
+      referenceRoutes(
+        () => described,
+        () => origin.url,
+      ),
     ],
   }
 }
