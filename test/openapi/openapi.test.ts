@@ -154,6 +154,7 @@ describe('securitySchemes', () => {
     [{ issuer: 'https://auth.example.org/?x=1' }, /^options\.issuer/],
     [{ openapi: '3.3' }, /^options\.openapi: expected one of 3\.0, 3\.1, 3\.2, got "3\.3"/],
     [{ anonymous: 'yes' }, /^options\.anonymous: expected a boolean/],
+    [{ issuer: 42 }, /^options\.issuer: expected an absolute http\(s\) URL, got 42/],
   ])('rejects %j', (options, message) => {
     expect(() => securitySchemes(options as OpenApiOptions)).toThrow(InvalidArgumentError)
     expect(() => securitySchemes(options as OpenApiOptions)).toThrow(message)
@@ -223,6 +224,17 @@ describe('describeRoutes', () => {
   ])('rejects %j', (routes, message) => {
     expect(() => describeRoutes(routes as RouteDescription[])).toThrow(InvalidArgumentError)
     expect(() => describeRoutes(routes as RouteDescription[])).toThrow(message)
+  })
+
+  test.each([
+    [undefined, /^routes: expected an array of routes/],
+    [[null], /^routes\[0\]\.method: expected one of/],
+    [
+      [{ method: 'GET', path: 7, operation: 'public' }],
+      /^routes\[0\]\.path: expected a path starting with \/, got 7/,
+    ],
+  ])('rejects routes %j', (routes, message) => {
+    expect(() => describeRoutes(routes as unknown as RouteDescription[])).toThrow(message)
   })
 
   test('operationSecurity names an unknown operation', () => {
