@@ -15,7 +15,12 @@ import type {
 } from './openapi-objects.js'
 import { type CheckedOptions, checkOptions, SECURITY_SCHEME_NAMES } from './security-schemes.js'
 
-/** The name of the extension {@link operationSecurity} adds to an operation. */
+/**
+ * The name of the extension {@link operationSecurity} adds to an operation.
+ *
+ * @example
+ * operationSecurity('table.read')[DATA_ACCESS_EXTENSION].exportRestricted // true
+ */
 export const DATA_ACCESS_EXTENSION = 'x-data-access'
 
 // What authentication itself can answer on every guarded route, whatever the operation: a malformed
