@@ -12,6 +12,7 @@ export default defineConfig({
     'testing/arbitraries': 'src/testing/arbitraries.ts',
     client: 'src/client.ts',
     redis: 'adapters/redis/index.ts',
+    openapi: 'src/openapi/index.ts',
     cli: 'cli/bin.ts',
   },
   format: ['esm'],

@@ -1,9 +1,17 @@
-// The `data-access-policy` command: decision tables, fresh token values, restriction checks, and a
-// scan for committed token values.
+// The `data-access-policy` command: decision tables, fresh token values, restriction checks, a
+// scan for committed token values, and the OpenAPI security of every operation.
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { buildDecisionTables } from '../src/decisions/decision-tables.js'
-import { formatConfigPath, TokenLifetimeError } from '../src/errors.js'
+import { OPERATION_NAMES } from '../src/decisions/operations.js'
+import { formatConfigPath, InvalidArgumentError, TokenLifetimeError } from '../src/errors.js'
+import {
+  type OpenApiOptions,
+  type OpenApiVersion,
+  operationSecurity,
+  type RouteRequirement,
+  securitySchemes,
+} from '../src/openapi/index.js'
 import { exportRestrictionsSchema } from '../src/restrictions/export-restrictions.js'
 import { generateTokenValue } from '../src/tokens/token-format.js'
 import {
@@ -18,6 +26,7 @@ import {
   renderDecisionTablesMarkdown,
 } from './decision-tables-render.js'
 import { formatFinding, scanPaths } from './scan.js'
+import { toYaml } from './yaml.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2 } as const
@@ -32,6 +41,9 @@ Commands:
   scan [--no-history] [PATH…]       find token values in files and git history (default .)
   check-restrictions FILE           validate export restrictions in a JSON file: one restrictions
                                     object, an array of them, or a seed with datasets[].exportRestrictions
+  openapi [--format json|yaml]      print the OpenAPI security schemes and every operation's security,
+          [--issuer URL]            denial responses and x-data-access (default json)
+          [--openapi 3.0|3.1|3.2]
 
 Run 'data-access-policy <command> --help' for a command's help.
 Exit codes: 0 success, 1 the file is invalid (scan: token values found), 2 bad usage or unreadable file.`
@@ -66,6 +78,13 @@ PATH or the history cannot be read.`,
 
 Validates export restrictions ({ maxBytes?, maxRecords?, allowedIps? }) in a JSON file and explains
 every error with its path. Exit 0 when valid, 1 when not, 2 when the file cannot be read or parsed.`,
+  openapi: `Usage: data-access-policy openapi [--format json|yaml] [--issuer URL] [--openapi 3.0|3.1|3.2]
+
+Prints what data-access-policy/openapi derives from the operation catalogue: components.securitySchemes
+(bearer; with --issuer, OAuth with the authorization-code and device flows) and, for every operation
+and for 'authenticated' (any valid token) and 'public' routes, its security requirement (the minimal
+scope), its denial responses and its x-data-access object. --openapi is the document's version
+(default 3.1). Exit 0.`,
 }
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
@@ -105,6 +124,9 @@ export function runCli(
         ...(command === 'token'
           ? { lifetime: { type: 'string' as const }, 'max-lifetime': { type: 'string' as const } }
           : {}),
+        ...(command === 'openapi'
+          ? { issuer: { type: 'string' as const }, openapi: { type: 'string' as const } }
+          : {}),
       },
       strict: true,
     })
@@ -117,6 +139,8 @@ export function runCli(
       return tables(parsed.values.format)
     case 'token':
       return token(parsed.values.kind, parsed.values.lifetime, parsed.values['max-lifetime'])
+    case 'openapi':
+      return openapi(parsed.values)
     default:
       return checkRestrictions(parsed.positionals, readFile)
   }
@@ -199,6 +223,34 @@ function scan(args: readonly string[]): CliResult {
     return { code: EXIT.usage, stdout, stderr: `${problems.join('\n')}\n${summary}` }
   }
   return { code: findings.length === 0 ? EXIT.ok : EXIT.invalid, stdout, stderr: summary }
+}
+
+const REQUIREMENTS: readonly RouteRequirement[] = [...OPERATION_NAMES, 'authenticated', 'public']
+
+function openapi(values: { format?: unknown; issuer?: unknown; openapi?: unknown }): CliResult {
+  const format = parsed(values.format, ['json', 'yaml'])
+  if (format === undefined)
+    return usage(`--format must be json or yaml, got ${JSON.stringify(values.format)}`)
+  const version = parsed(values.openapi, ['3.1', '3.0', '3.2'] as const satisfies readonly OpenApiVersion[])
+  if (version === undefined) {
+    return usage(`--openapi must be 3.0, 3.1 or 3.2, got ${JSON.stringify(values.openapi)}`)
+  }
+  const options: OpenApiOptions =
+    values.issuer === undefined ? { openapi: version } : { openapi: version, issuer: values.issuer as string }
+  let output: unknown
+  try {
+    output = {
+      components: { securitySchemes: securitySchemes(options) },
+      operations: Object.fromEntries(
+        REQUIREMENTS.map((requirement) => [requirement, operationSecurity(requirement, options)]),
+      ),
+    }
+  } catch (error) {
+    if (error instanceof InvalidArgumentError)
+      return usage(error.message.replace(/^options\.issuer/, '--issuer'))
+    throw error
+  }
+  return ok(format === 'yaml' ? toYaml(output) : `${JSON.stringify(output, null, 2)}\n`)
 }
 
 // An absent option takes the first allowed value; a present one must be allowed.

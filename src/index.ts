@@ -52,6 +52,7 @@ export type {
   Resource,
   WorkflowResource,
 } from './decisions/resources.js'
+export { SCOPE_DESCRIPTIONS } from './decisions/scope-descriptions.js'
 export {
   formatScopes,
   isScope,

@@ -83,6 +83,7 @@ describe('the packed package', () => {
       './testing/arbitraries',
       './client',
       './redis',
+      './openapi',
     ])
   })
 

@@ -40,8 +40,8 @@ describe('the core is pure (design §8)', () => {
 })
 
 // The concern folders form layers: a module imports only from its own layer or the ones below
-// (authentication → tokens → decisions → restrictions → errors; oauth, introspection, policy and
-// testing on top).
+// (authentication → tokens → decisions → restrictions → errors; oauth, introspection, policy,
+// testing and openapi on top).
 const LAYERS: Record<string, number> = {
   'errors.ts': 0,
   'config-error.ts': 0,
@@ -54,6 +54,7 @@ const LAYERS: Record<string, number> = {
   'policy.ts': 5,
   'client.ts': 5,
   testing: 6,
+  openapi: 6,
   'index.ts': 6,
 }
 const ENTRY_POINTS = new Set(['index.ts', 'policy.ts', 'client.ts', 'errors.ts', 'config-error.ts'])
@@ -107,6 +108,7 @@ const PUBLIC_ENTRY_POINTS = new Set(
     'adapters/fastify/index.ts',
     'adapters/hono/index.ts',
     'adapters/redis/index.ts',
+    'src/openapi/index.ts',
   ].map((entry) => join(root, entry)),
 )
 

@@ -15,6 +15,7 @@ const ENTRIES = [
   'src/testing/index.ts',
   'src/testing/arbitraries.ts',
   'src/client.ts',
+  'src/openapi/index.ts',
 ]
 
 const program = ts.createProgram(

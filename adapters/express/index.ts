@@ -4,7 +4,7 @@
  * @packageDocumentation
  * @module data-access-policy/express
  */
-import type { Request, RequestHandler, Response } from 'express'
+import type { IRouter, Request, RequestHandler, Response } from 'express'
 import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
 import { createExportMeter } from '../../src/decisions/export-meter.js'
 import type {
@@ -16,6 +16,8 @@ import type {
   Principal,
   Resource,
 } from '../../src/index.js'
+import { InvalidArgumentError } from '../../src/index.js'
+import type { RouteDescription } from '../../src/openapi/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
 import {
   type Admission,
@@ -87,6 +89,23 @@ export type ExpressResourceResolver<P = ParamsDictionary> = (
   req: AuthenticatedRequest<P>,
 ) => Resource | undefined | Promise<Resource | undefined>
 
+/** The HTTP methods {@link ExpressAccessControl.route} registers routes for. */
+export type ExpressRouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/**
+ * A route for {@link ExpressAccessControl.route}: where it is and what it requires. Without an
+ * operation it authenticates only (a listing route); with one, the resolver's resource is guarded.
+ *
+ * @typeParam P - the route's parameters, as its resolver and handlers read them.
+ */
+export interface ExpressRouteSpec<P = ParamsDictionary> {
+  readonly method: ExpressRouteMethod
+  /** The path on the router it is registered on, Express style: `/datasets/:owner/:name`. */
+  readonly path: string
+  readonly operation?: Operation
+  readonly resource?: ExpressResourceResolver<P>
+}
+
 /** Express middleware and response helpers bound to one policy. */
 export interface ExpressAccessControl {
   /** Authenticates the request and sets `req.principal`; answers the denial itself on failure. */
@@ -107,6 +126,23 @@ export interface ExpressAccessControl {
   ): Promise<void>
   /** Answers a denial with the policy's status, headers and body. */
   sendDenial(res: Response, decision: Deny): void
+  /**
+   * Registers a guarded route on `router` (the app or a `Router`): `require` (or `authenticate`,
+   * without an operation) and then `handlers`, and records its method, path and requirement for
+   * {@link ExpressAccessControl.routes}. Express does not tell a middleware which path it was
+   * mounted on, so the route is declared here once, for both the guard and the description.
+   */
+  route<P = ParamsDictionary>(
+    router: IRouter,
+    spec: ExpressRouteSpec<P>,
+    ...handlers: readonly RequestHandler<P>[]
+  ): void
+  /**
+   * The routes registered through {@link ExpressAccessControl.route}, in registration order, for
+   * `describeRoutes` of `data-access-policy/openapi`. Paths are as registered: a router mounted
+   * under a prefix has its routes recorded without it.
+   */
+  routes(): readonly RouteDescription[]
 }
 
 /**
@@ -156,34 +192,57 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     )
   }
 
+  function guard<P = ParamsDictionary>(
+    operation: Operation,
+    resolve: ExpressResourceResolver<P>,
+  ): RequestHandler<P> {
+    checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
+    return function requireAccess(req, res, next) {
+      const direct = prepareRequest(req)
+      const requirement = {
+        operation,
+        resolve: (principal: Principal) => {
+          storeAccess(req, direct, principal)
+          return resolve(req as AuthenticatedRequest<P>)
+        },
+      }
+      whenAdmitted(
+        admit(policy, reader(req), requirement),
+        (admission) => {
+          keep(req, res, admission, false)
+          if (!admission.ok) return sendDenial(res, admission.decision)
+          storeAccess(req, direct, admission.principal, admission.allow)
+          next()
+        },
+        next,
+      )
+    }
+  }
+
+  const registered: RouteDescription[] = []
+
   return Object.freeze({
     authenticate,
-    require<P = ParamsDictionary>(
-      operation: Operation,
-      resolve: ExpressResourceResolver<P>,
-    ): RequestHandler<P> {
-      checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
-      return function requireAccess(req, res, next) {
-        const direct = prepareRequest(req)
-        const requirement = {
-          operation,
-          resolve: (principal: Principal) => {
-            storeAccess(req, direct, principal)
-            return resolve(req as AuthenticatedRequest<P>)
-          },
-        }
-        whenAdmitted(
-          admit(policy, reader(req), requirement),
-          (admission) => {
-            keep(req, res, admission, false)
-            if (!admission.ok) return sendDenial(res, admission.decision)
-            storeAccess(req, direct, admission.principal, admission.allow)
-            next()
-          },
-          next,
-        )
+    require: guard,
+    route<P = ParamsDictionary>(
+      router: IRouter,
+      spec: ExpressRouteSpec<P>,
+      ...handlers: readonly RequestHandler<P>[]
+    ): void {
+      const { method, path, operation, resource } = spec
+      const name = `${method} ${path}`
+      if (!ROUTE_METHODS.includes(method)) {
+        throw new InvalidArgumentError(`${name}: method must be one of ${ROUTE_METHODS.join(', ')}`)
       }
+      const check =
+        operation === undefined && resource === undefined
+          ? authenticate
+          : (guard(checkRouteAccess(operation, resource, name), resource!) as RequestHandler)
+      // Registered before it is recorded: a path Express refuses is never described.
+      router.route(path)[LOWER[method]](check, ...(handlers as RequestHandler[]))
+      registered.push({ method, path, operation: operation ?? 'authenticated' })
     },
+    routes: () => Object.freeze([...registered]),
     sendData(req: Request, res: Response, data: DataResponse): void {
       const prepared = prepareData(policy, req.accessDecision, data)
       if (prepared.ok) writeBody(res, prepared)
@@ -208,6 +267,9 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     sendDenial,
   })
 }
+
+const ROUTE_METHODS: readonly ExpressRouteMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+const LOWER = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' } as const
 
 /**
  * The client address and protocol the policy sees for a request: `req.ip` and `req.protocol` under

@@ -44,6 +44,13 @@ import { checkRouteAccess } from '../shared/route-access.js'
 import { COVERED, guardUncoveredRoutes } from './uncovered-routes.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
+export {
+  type OpenApiTransform,
+  type OpenApiTransformInput,
+  type OpenApiTransformOptions,
+  type OpenApiTransformResult,
+  openApiTransform,
+} from './openapi.js'
 
 /**
  * A request whose caller is authenticated: what a resolver receives. Fastify types every request

@@ -14,6 +14,7 @@ import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.
 import { resourceMetadataUrl } from './oauth/discovery.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
+import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
 import type { Seed } from './seed/load.js'
@@ -35,7 +36,7 @@ export interface App {
   readonly web: WebContext
   /** The clock the policy, the sessions and the token pages share, epoch ms. */
   readonly now: () => number
-  /** Mounted in order: the API first, then the pages. */
+  /** Mounted in order: the API first, then the pages, then the API reference over them. */
   readonly routeSets: readonly RouteSet[]
   /** The limits of the unauthenticated endpoints (limits/abuse-limits.ts). */
   readonly guard: AbuseGuard
@@ -122,6 +123,32 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     now,
     options.ipv6Prefix,
   )
+  const described: RouteSet[] = [
+    apiRoutes({ model, policy }),
+    signInRoutes(web, guard),
+    tokenSettingsRoutes({ web, tokens, maxLifetimeDays: options.maxTokenLifetimeDays }),
+    oauthRoutes({
+      clients: seed.clients,
+      tokens,
+      web,
+      now,
+      guard,
+      origin,
+      ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
+      ...(options.consents === undefined ? {} : { consents: options.consents }),
+    }),
+    ...(options.secretScanningKeys === undefined
+      ? []
+      : [
+          leakReportRoutes({
+            tokens,
+            keys: options.secretScanningKeys,
+            replays: options.reportReplays ?? new MemoryReportReplayStore(),
+            now,
+            log: (line) => console.error(line),
+          }),
+        ]),
+  ]
   return {
     policy,
     model,
@@ -132,30 +159,11 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     origin,
     reportError,
     routeSets: [
-      apiRoutes({ model, policy }),
-      signInRoutes(web, guard),
-      tokenSettingsRoutes({ web, tokens, maxLifetimeDays: options.maxTokenLifetimeDays }),
-      oauthRoutes({
-        clients: seed.clients,
-        tokens,
-        web,
-        now,
-        guard,
-        origin,
-        ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
-        ...(options.consents === undefined ? {} : { consents: options.consents }),
-      }),
-      ...(options.secretScanningKeys === undefined
-        ? []
-        : [
-            leakReportRoutes({
-              tokens,
-              keys: options.secretScanningKeys,
-              replays: options.reportReplays ?? new MemoryReportReplayStore(),
-              now,
-              log: (line) => console.error(line),
-            }),
-          ]),
+      ...described,
+      referenceRoutes(
+        () => described,
+        () => origin.url,
+      ),
     ],
   }
 }

@@ -6,6 +6,7 @@
 import { ConfigError } from '../../src/index.js'
 import { parseCommandLine, USAGE } from './flags.js'
 import { readSecretScanningKeys } from './leaks/secret-scanning-keys.js'
+import { DOCS_PATH, OPENAPI_PATH } from './openapi/reference-routes.js'
 import { DEMO_SEED, demoBanner } from './seed/demo.js'
 import { loadSeed, readSeedFile } from './seed/load.js'
 import { type StartedServer, startServer } from './server.js'
@@ -26,7 +27,8 @@ const PROCESS_CONSOLE: Console = {
 
 /**
  * Parses the arguments, loads the seed and starts the server; prints `listening on http://HOST:PORT`
- * once it is ready, then (demo seed only) the demo tokens and `curl` lines to try.
+ * once it is ready, then where the API reference is, then (demo seed only) the demo tokens and
+ * `curl` lines to try.
  *
  * @example
  * const result = await run(['--framework', 'hono', '--port', '0'])
@@ -70,6 +72,7 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
     return { exitCode: 1 }
   }
   io.out(`listening on ${server.url}`)
+  io.out(`API reference: ${server.url}${DOCS_PATH} (OpenAPI 3.1: ${server.url}${OPENAPI_PATH})`)
   if (demo) io.out(demoBanner(server.url))
   return { server }
 }

@@ -66,6 +66,7 @@ export interface TokenStore {
    * rotated or changed meanwhile) is a `TokenStoreError`. Optional: see the interface's notes. A
    * replicated store may answer a {@link TokenWriteReceipt}, as for `save`.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: as for save.
   rotate?(record: TokenRecord): Promise<void | TokenWriteReceipt>
 }
 

@@ -17,6 +17,12 @@ describe('each adapter entry loads only its own framework (frameworks are option
     ).toEqual([])
   })
 
+  test('the OpenAPI entry loads no framework, no generator and no Node built-in: only the core', () => {
+    const core = new Set(packagesReachedFrom('src/index.ts'))
+    expect([...packagesReachedFrom('src/openapi/index.ts')].filter((name) => !core.has(name))).toEqual([])
+    expect([...core].filter((name) => name.startsWith('node:'))).toEqual([])
+  })
+
   test('the scan sees runtime imports and skips type-only ones', () => {
     expect([...packagesReachedFrom('adapters/fastify/index.ts')]).toEqual(
       expect.arrayContaining(['node:stream', 'fastify-plugin', 'zod']),

@@ -89,6 +89,9 @@ describe('npm start (child processes)', () => {
       const stdout = await output
       const lines = stdout.split('\n')
       expect(lines[0]).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/)
+      const url = lines[0]!.slice('listening on '.length)
+      expect(lines[1]).toBe(`API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`)
+      expect((await fetch(`${url}/docs`)).status).toBe(200)
       expect(stdout).toContain('Demo tokens')
       expect(stdout).toMatch(/dap_[0-9A-Za-z]{38}/)
 
@@ -166,7 +169,7 @@ describe('run (in process)', () => {
     expect(io.out_.join('\n')).toContain('--trust-proxy VALUE')
   })
 
-  test('a seed file: prints only the address, no demo tokens', async () => {
+  test('a seed file: prints only the address and the API reference, no demo tokens', async () => {
     const io = capture()
     const result = await run(
       ['--seed', seedFile('minimal.json', MINIMAL_SEED), '--port', '0', '--framework', 'hono'],
@@ -174,7 +177,11 @@ describe('run (in process)', () => {
     )
     if (!('server' in result)) throw new Error(io.err_.join('\n'))
     try {
-      expect(io.out_).toEqual([`listening on ${result.server.url}`])
+      const url = result.server.url
+      expect(io.out_).toEqual([
+        `listening on ${url}`,
+        `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
+      ])
       const response = await fetch(`${result.server.url}/api/v1/users/alice/datasets`, {
         headers: { authorization: `Bearer ${MINIMAL_SEED.tokens[0]!.value}` },
       })

@@ -76,6 +76,7 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
     switch (result.kind) {
       case 'json':
       case 'html':
+      case 'asset':
       case 'redirect': {
         const body = bodyOf(result)
         res.statusCode = result.status

@@ -86,6 +86,7 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
     switch (result.kind) {
       case 'json':
       case 'html':
+      case 'asset':
       case 'redirect':
         for (const [name, value] of Object.entries(headersOf(result))) {
           reply.header(name, typeof value === 'string' ? value : [...value])

@@ -98,7 +98,8 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
         return RESPONSE_ALREADY_SENT
       }
       case 'json':
-      case 'html': {
+      case 'html':
+      case 'asset': {
         const headers = new Headers()
         for (const [name, value] of Object.entries(headersOf(result))) {
           for (const each of typeof value === 'string' ? [value] : value) headers.append(name, each)

@@ -1,5 +1,5 @@
 /**
- * The headers a binding sends with a JSON, HTML or redirect result, computed once here so that
+ * The headers a binding sends with a JSON, HTML, asset or redirect result, computed once here so that
  * Express, Fastify and Hono send the same ones. Pages never go to a cache (they carry CSRF tokens
  * and, once, a token value) and are never framed (a framed revoke or consent button could be
  * clicked through an overlay).
@@ -18,6 +18,15 @@ const PAGE_HEADERS: ResponseHeaders = {
   'referrer-policy': 'same-origin',
 }
 
+// A file that is the same for every caller and changes only with the package that ships it.
+const ASSET_HEADERS: ResponseHeaders = {
+  'cache-control': 'public, max-age=3600',
+  'x-content-type-options': 'nosniff',
+}
+
+/** The results a binding sends itself, as headers and a body (the adapter sends data and denials). */
+export type SentResult = Extract<RouteResult, { kind: 'json' | 'html' | 'asset' | 'redirect' }>
+
 /** Header name → value(s), names in lower case, ready for `setHeader` or `Headers.append`. */
 export type HeaderList = Readonly<Record<string, string | readonly string[]>>
 
@@ -29,14 +38,15 @@ function lowerCased(headers: ResponseHeaders | undefined): Record<string, string
 }
 
 /**
- * The headers of a JSON, HTML or redirect result, without `content-length` (each framework frames
- * the body itself).
+ * The headers of a JSON, HTML, asset or redirect result, without `content-length` (each framework
+ * frames the body itself).
  *
  * @example
  * headersOf({ kind: 'redirect', status: 303, location: '/signin' })
  * // { location: '/signin', 'content-length': '0', 'cache-control': 'no-store', … }
  */
-export function headersOf(result: Extract<RouteResult, { kind: 'json' | 'html' | 'redirect' }>): HeaderList {
+export function headersOf(result: SentResult): HeaderList {
+  if (result.kind === 'asset') return { 'content-type': result.contentType, ...ASSET_HEADERS }
   const own = lowerCased(result.headers)
   switch (result.kind) {
     case 'json':
@@ -48,12 +58,13 @@ export function headersOf(result: Extract<RouteResult, { kind: 'json' | 'html' |
   }
 }
 
-/** The body bytes of a JSON, HTML or redirect result. */
-export function bodyOf(result: Extract<RouteResult, { kind: 'json' | 'html' | 'redirect' }>): string {
+/** The body bytes of a JSON, HTML, asset or redirect result. */
+export function bodyOf(result: SentResult): string {
   switch (result.kind) {
     case 'json':
       return JSON.stringify(result.body)
     case 'html':
+    case 'asset':
       return result.body
     case 'redirect':
       return ''

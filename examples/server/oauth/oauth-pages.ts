@@ -3,12 +3,11 @@
  * that cannot be sent back, the consent page both flows share, and the device verification pages.
  * Every outside string is escaped; every form carries a CSRF token.
  */
-import type { Scope } from '../../../src/index.js'
+import { SCOPE_DESCRIPTIONS, type Scope } from '../../../src/index.js'
 import type { OAuthError } from '../../../src/oauth/index.js'
 import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField, csrfInput } from '../web/csrf.js'
 import { escapeHtml, renderPage, type SignedInHeader } from '../web/html.js'
-import { SCOPE_DESCRIPTIONS } from '../web/scope-descriptions.js'
 import type { ClientIdentity } from './client-registry.js'
 import type { PendingConsent } from './pending-consents.js'
 

@@ -73,6 +73,16 @@ export type RouteResult =
       readonly body: string
       readonly headers?: ResponseHeaders
     }
+  /**
+   * A static file of the server's own (the API reference's script and style sheet), cacheable,
+   * with `X-Content-Type-Options: nosniff`.
+   */
+  | {
+      readonly kind: 'asset'
+      readonly status: number
+      readonly contentType: string
+      readonly body: string
+    }
   /** A redirect with an empty body, always `Cache-Control: no-store`. */
   | {
       readonly kind: 'redirect'

@@ -5,12 +5,17 @@
  * regenerate confirmations. Rendering only; token-settings.ts decides which to show. A token's
  * value appears on exactly one page, {@link createdTokenPage}, which nothing stores.
  */
-import { isExpiringSoon, SCOPES, type Scope, type TokenRecord } from '../../../src/index.js'
+import {
+  isExpiringSoon,
+  SCOPE_DESCRIPTIONS,
+  SCOPES,
+  type Scope,
+  type TokenRecord,
+} from '../../../src/index.js'
 import type { RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
 import { renderPage } from './html.js'
-import { SCOPE_DESCRIPTIONS } from './scope-descriptions.js'
 import type { Session } from './sessions.js'
 import {
   defaultLifetime,

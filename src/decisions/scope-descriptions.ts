@@ -1,12 +1,14 @@
-/**
- * The scopes in words: the "Grants" column of the contract's scope table (contract §2), word for
- * word, so that what a user chooses on the token form, or approves on a consent page, is what the
- * contract promises.
- */
-import type { Scope } from '../../../src/index.js'
+import type { Scope } from './scopes.js'
 
-/** What each scope grants, in the contract's words. */
-export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
+/**
+ * What each scope grants: the "Grants" column of the contract's scope table (contract §2), word for
+ * word, so that a token form, a consent page and an API description all promise what the contract
+ * does.
+ *
+ * @example
+ * SCOPE_DESCRIPTIONS['data.metadata'] // 'Metadata access to datasets whose metadata …'
+ */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = Object.freeze({
   public:
     'Default; present on every token. Access only to publicly available resources, as when logged out. A token with only this scope can be shared safely.',
   'data.overview':
@@ -22,4 +24,4 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
     'Read-only access to administrative information about any organization the user administers.',
   'organization.write':
     "Change administrative information in the user's organizations, such as members' status and approvals.",
-}
+})
