@@ -104,14 +104,19 @@ function git(
  * they were added by an earlier commit, and are reported there.
  */
 function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFinding[]): string | undefined {
+  // A scanned repository is not trusted: its own config and attributes must neither change what the
+  // scan sees nor run a command (textconv drivers, an fsmonitor hook), so both are switched off.
   const log = git(top, [
     '-c',
     'core.quotePath=false',
+    '-c',
+    'core.fsmonitor=false',
     'log',
     '-p',
     '--all',
     '--no-color',
     '--no-ext-diff',
+    '--no-textconv',
     '--no-renames',
     '--unified=0',
     '--format=commit %H',

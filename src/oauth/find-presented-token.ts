@@ -1,6 +1,6 @@
 import { isWellFormedTokenValue, type TokenKind, tokenKindOf } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
-import type { TokenRecord } from '../tokens/token-record.js'
+import { type TokenRecord, type TokenStatus, tokenStatusOfHash } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
 import type { RefreshFamilyRecord } from './oauth-state-records.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
@@ -10,7 +10,15 @@ import { hashSecret } from './random-secret.js'
 
 /** A token a client presented to revocation or introspection, as the stores know it. */
 export type PresentedToken =
-  | { readonly type: 'access'; readonly kind: TokenKind; readonly record: TokenRecord }
+  | {
+      readonly type: 'access'
+      readonly kind: TokenKind
+      readonly record: TokenRecord
+      /** The presented value's own status: a value a rotation replaced ends with its overlap. */
+      readonly status: TokenStatus
+      /** When the presented value stops working: the record's expiry, or its overlap's end. */
+      readonly expiresAt: number | undefined
+    }
   | { readonly type: 'refresh'; readonly family: RefreshFamilyRecord; readonly current: boolean }
   | { readonly type: 'unknown' }
 
@@ -18,11 +26,25 @@ const UNKNOWN: PresentedToken = Object.freeze({ type: 'unknown' })
 // A refresh token: 48 base62 characters (issue-tokens.ts); anything else is no refresh token.
 const REFRESH_TOKEN = /^[0-9A-Za-z]{48}$/
 
-async function findAccessToken(tokens: TokenStore, value: string): Promise<PresentedToken | undefined> {
+// A store answers a rotated token's record for its replaced value too (during and after the
+// overlap), so the value's own status is the record's for its hash, as authentication decides it.
+async function findAccessToken(
+  tokens: TokenStore,
+  value: string,
+  now: number,
+): Promise<PresentedToken | undefined> {
   if (!isWellFormedTokenValue(value)) return undefined
-  const record = await tokens.findByHash(hashTokenValue(value))
+  const hash = hashTokenValue(value)
+  const record = await tokens.findByHash(hash)
   const kind = tokenKindOf(value)
-  return record === undefined || kind === undefined ? undefined : { type: 'access', kind, record }
+  if (record === undefined || kind === undefined) return undefined
+  const status = tokenStatusOfHash(record, hash, now)
+  if (status === undefined) return undefined
+  const expiresAt =
+    hash === record.hash
+      ? record.expiresAt
+      : Math.min(record.expiresAt ?? Number.POSITIVE_INFINITY, record.previousHashExpiresAt!)
+  return { type: 'access', kind, record, status, expiresAt }
 }
 
 // Only a hash the family still indexes (its current token or a recently rotated one) finds it: a
@@ -51,7 +73,7 @@ export async function findPresentedToken(
   hint: string | undefined,
   stores: { readonly tokens: TokenStore; readonly state: OAuthStateStore; readonly now: number },
 ): Promise<PresentedToken> {
-  const access = () => findAccessToken(stores.tokens, value)
+  const access = () => findAccessToken(stores.tokens, value, stores.now)
   const refresh = () => findRefreshToken(stores.state, value, stores.now)
   const order = hint === 'refresh_token' ? [refresh, access] : [access, refresh]
   for (const find of order) {

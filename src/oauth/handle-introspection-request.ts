@@ -1,6 +1,5 @@
 import type { Scope } from '../decisions/scopes.js'
 import { requireNow } from '../tokens/clock.js'
-import { tokenStatus } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
 import { authenticateClient } from './authenticate-client.js'
 import {
@@ -96,13 +95,13 @@ function describe(
   }
   if (found.type === 'access') {
     const { record } = found
-    if (tokenStatus(record, now) !== 'active') return INACTIVE
+    if (found.status !== 'active') return INACTIVE
     fields = {
       userId: record.userId,
       scopes: record.scopes,
       clientId: record.clientId,
       createdAt: record.createdAt,
-      expiresAt: record.expiresAt,
+      expiresAt: found.expiresAt,
       bearer: true,
       id: record.id,
     }

@@ -73,6 +73,7 @@ export { verifyPkce } from './verify-pkce.js'
 export {
   type DeviceGrantSummary,
   MAX_USER_CODE_FAILURES,
+  USER_CODE_FAILURE_WINDOW_MS,
   type VerifyUserCodeFailure,
   type VerifyUserCodeOptions,
   type VerifyUserCodeResult,

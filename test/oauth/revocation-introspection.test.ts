@@ -10,7 +10,7 @@ import { handleTokenRequest, type TokenResponseBody } from '../../src/oauth/hand
 import type { OAuthParams } from '../../src/oauth/oauth-params.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
-import { createApiToken, tokenStatus } from '../../src/tokens/token-record.js'
+import { createApiToken, rotateToken, tokenStatus } from '../../src/tokens/token-record.js'
 import {
   authorize,
   basic,
@@ -212,6 +212,37 @@ describe('introspection (RFC 7662)', () => {
       jti: record.id,
     })
   })
+
+  // A store answers the rotated token's record for the replaced value too: introspection must apply
+  // the overlap as authentication does, or a resource server keeps a replaced value alive.
+  it.each([
+    ['no overlap, at once', 0, NOW + 1, false],
+    ['no overlap, ten days on', 0, NOW + 10 * 86_400_000, false],
+    ['inside a 1 h overlap', 3_600_000, NOW + 1000, true],
+    ['after a 1 h overlap', 3_600_000, NOW + 3_600_000, false],
+  ])(
+    'a value a rotation replaced (%s): active only inside its overlap',
+    async (_name, overlapMs, at, active) => {
+      const world = createWorld()
+      const created = createApiToken({ userId: 'bob', name: 'ci', scopes: 'data.metadata', now: NOW })
+      await world.tokens.save(created.record)
+      const rotated = rotateToken(created.record, { overlapMs, now: NOW })
+      await world.tokens.rotate!(rotated.record)
+      const old = await introspect(world, { token: created.value }, RS_AUTH, at)
+      if (active) {
+        expect(old.body).toMatchObject({
+          active: true,
+          sub: 'bob',
+          exp: Math.floor((NOW + overlapMs) / 1000),
+        })
+      } else {
+        expect(old.body).toEqual({ active: false })
+      }
+      expect((await introspect(world, { token: rotated.value }, RS_AUTH, at)).body).toMatchObject({
+        active: true,
+      })
+    },
+  )
 
   it('describes the current refresh token, without token_type, and a rotated one as inactive', async () => {
     const world = createWorld()

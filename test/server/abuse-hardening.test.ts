@@ -240,7 +240,8 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
         ),
       )
     }
-    expect(tokenAnswers.map((answer) => answer.status)).toEqual([400, 400, 400, 400, 400, 429])
+    // A refresh without client authentication is invalid_client (401); the sixth is over the limit.
+    expect(tokenAnswers.map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401, 429])
     expectTooMany(tokenAnswers[5]!)
     // Device authorization: three per /64 (invalid ones count here, not against the grant cap).
     const devices = networkAddresses(4)

@@ -11,7 +11,7 @@
  */
 import { verifyUserCode } from '../../../src/oauth/index.js'
 // The core's window, not part of its public surface: only the lock's Retry-After needs it.
-import { USER_CODE_FAILURE_WINDOW_MS } from '../../../src/oauth/verify-user-code.js'
+import { USER_CODE_FAILURE_WINDOW_MS } from '../../../src/oauth/index.js'
 import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
