@@ -244,7 +244,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     },
     routes: () => Object.freeze([...registered]),
     sendData(req: Request, res: Response, data: DataResponse): void {
-      const prepared = prepareData(policy, req.accessDecision, data)
+      const prepared = prepareData(policy, admitted.get(req)?.allow, data)
       if (prepared.ok) writeBody(res, prepared)
       else sendDenial(res, prepared.decision)
     },
@@ -255,7 +255,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       init: StreamInit = {},
     ): Promise<void> {
       // Checked before the promise exists, so a route without a decision throws into Express.
-      const meter = createExportMeter(requireAllow(req.accessDecision, 'streamData'))
+      const meter = createExportMeter(requireAllow(admitted.get(req)?.allow, 'streamData'))
       const source = meterChunks(chunks, meter)
       return pipeToNodeResponse(
         res,

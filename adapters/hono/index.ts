@@ -277,7 +277,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     },
 
     sendData(c: Context, data: DataResponse): Response {
-      const prepared = prepareData(policy, c.get('accessDecision') as Allow | undefined, data)
+      const prepared = prepareData(policy, admitted.get(c)?.allow, data)
       if (!prepared.ok) return sendDenial(c, prepared.decision)
       return c.body(prepared.bytes as Uint8Array<ArrayBuffer>, prepared.status as ContentfulStatusCode, {
         'content-type': prepared.contentType,
@@ -289,9 +289,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
       chunks: AsyncIterable<DataChunk> | Iterable<DataChunk>,
       init: StreamInit = {},
     ): Response {
-      const meter = createExportMeter(
-        requireAllow(c.get('accessDecision') as Allow | undefined, 'streamData'),
-      )
+      const meter = createExportMeter(requireAllow(admitted.get(c)?.allow, 'streamData'))
       const iterator = meterChunks(chunks, meter)
       const outgoing = nodeBindings(c)?.outgoing
       const body = new ReadableStream<Uint8Array<ArrayBuffer>>({

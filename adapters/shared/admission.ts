@@ -269,6 +269,12 @@ function decisionEvent(
 export interface Admitted {
   principal: Principal | undefined
   event: DecisionEvent | undefined
+  /**
+   * The data-content allow of the request's last guard of this policy, which its `sendData` and
+   * `streamData` meter against: never an allow another policy gave (`req.accessDecision` shows
+   * whichever guard ran last).
+   */
+  allow?: Allow | undefined
 }
 
 const admittedByPolicy = new WeakMap<AccessPolicy, WeakMap<object, Admitted>>()
@@ -293,7 +299,8 @@ export function admittedRequests(policy: AccessPolicy): WeakMap<object, Admitted
 
 /**
  * Keeps an admission on the request's entry: its principal when it succeeded (for the policy's
- * later steps on the request), and its event, which replaces an earlier step's: the request is told
+ * later steps on the request), a guard's data-content allow (for the policy's `sendData`), and its
+ * event, which replaces an earlier step's: the request is told
  * once, as its last step saw it. Answers the entry when it is new and has an event to tell: the
  * adapter then calls {@link tellAtEnd} when the response is done. `keepPrincipal` false spares a new
  * entry that would hold only a principal no later step asks for (a route's last guard).
@@ -309,14 +316,20 @@ export function keepAdmission(
   keepPrincipal: boolean,
 ): Admitted | undefined {
   const principal = admission.ok ? admission.principal : undefined
+  // Only a data-content route sends data, so only its allow is kept: other routes pay no entry.
+  const guarded = admission.ok && admission.allow !== undefined
+  const allow = guarded && admission.allow!.dataContent ? admission.allow : undefined
   const entry = entries.get(key)
   if (entry !== undefined) {
     if (principal !== undefined) entry.principal = principal
+    if (guarded) entry.allow = allow
     entry.event = admission.event
     return undefined
   }
-  if (admission.event === undefined && !(keepPrincipal && principal !== undefined)) return undefined
-  const fresh: Admitted = { principal, event: admission.event }
+  if (admission.event === undefined && allow === undefined && !(keepPrincipal && principal !== undefined)) {
+    return undefined
+  }
+  const fresh: Admitted = { principal, event: admission.event, allow }
   entries.set(key, fresh)
   return fresh.event === undefined ? undefined : fresh
 }

@@ -440,6 +440,28 @@ describe('keepAdmission and tellAtEnd: one event per policy and request, with th
     expect(fresh).toBe(stored?.event === undefined ? undefined : entries.get(request))
   })
 
+  test("a guard's data-content allow is kept for sendData; a later guard's allow replaces it, a denial does not", () => {
+    const entries = new WeakMap<object, Admitted>()
+    const request = {}
+    const rows = { allowed: true, dataContent: true, operation: 'table.read' } as never
+    const metadata = { allowed: true, dataContent: false, operation: 'dataset.metadata' } as never
+    // No event, no principal to keep: still an entry, for the data-content allow alone.
+    expect(keepAdmission(entries, request, { ok: true, principal, allow: rows }, false)).toBeUndefined()
+    expect(entries.get(request)).toEqual({ principal, event: undefined, allow: rows })
+    keepAdmission(entries, request, { ok: false, decision: deny('not_found'), principal }, false)
+    expect(entries.get(request)?.allow).toBe(rows)
+    keepAdmission(entries, request, { ok: true, principal, allow: undefined }, false)
+    expect(entries.get(request)?.allow).toBe(rows)
+    keepAdmission(entries, request, { ok: true, principal, allow: metadata }, false)
+    expect(entries.get(request)?.allow).toBeUndefined()
+    keepAdmission(entries, request, { ok: true, principal, allow: rows }, false)
+    expect(entries.get(request)?.allow).toBe(rows)
+    // A route whose allow carries no data content needs no entry.
+    const other = {}
+    keepAdmission(entries, other, { ok: true, principal, allow: metadata }, false)
+    expect(entries.get(other)).toBeUndefined()
+  })
+
   test('each policy has its own entries, shared by every adapter instance of that policy', async () => {
     const { policy } = await setup()
     const other = createAccessPolicy({ tokens: new MemoryTokenStore() })

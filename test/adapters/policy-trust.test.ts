@@ -65,6 +65,10 @@ async function policies(): Promise<Policies> {
 // stands between a caller and the page.
 const ADMIN_PAGE: Resource = { kind: 'dataset', publicLevel: 'data' }
 
+// A public table: the user policy lets an anonymous caller read its rows.
+const OPEN_TABLE: Resource = { kind: 'dataset', publicLevel: 'data' }
+const ROWS = { body: '{"rows":[[1]]}', records: 1 } as const
+
 // What a host's session code might put on a request (or an attacker hope it would).
 const FORGED: Principal = Object.freeze({
   kind: 'token',
@@ -97,6 +101,10 @@ async function startExpress(p: Policies): Promise<RunningApp> {
   }
   // The admin policy's authenticate then require: the second trusts the first (same policy).
   app.get('/root/both', admins.authenticate, page, seen)
+  // Rows allowed by the user policy, sent through each policy's sendData.
+  const rows = users.require('table.read', () => OPEN_TABLE)
+  app.get('/rows/own', rows, (req, res) => users.sendData(req, res, ROWS))
+  app.get('/rows/other', rows, (req, res) => admins.sendData(req, res, ROWS))
   return listening(app.listen(0, '127.0.0.1'))
 }
 
@@ -122,6 +130,9 @@ async function startHono(p: Policies): Promise<RunningApp> {
     app.get(path, page, seen)
   }
   app.get('/root/both', admins.authenticate, page, seen)
+  const rows = users.require('table.read', () => OPEN_TABLE)
+  app.get('/rows/own', rows, (c) => users.sendData(c, ROWS))
+  app.get('/rows/other', rows, (c) => admins.sendData(c, ROWS))
   return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server)
 }
 
@@ -168,6 +179,12 @@ describe.each(['express', 'hono'] as const)('%s: two accessControl instances, tw
         body: { caller: 'root', operation: 'dataset.metadata' },
       })
     }
+  })
+
+  test("sendData meters only against its own policy's allow, never another policy's", async () => {
+    expect(await get('/rows/own')).toEqual({ status: 200, body: { rows: [[1]] } })
+    // The admin policy allowed nothing on this request: its sendData refuses (a host bug, loudly).
+    expect((await get('/rows/other')).status).toBe(500)
   })
 
   test("authenticate then require of one policy: one decision event, the last step's", async () => {
