@@ -177,19 +177,34 @@ describe('memory rate-limit store', () => {
     expect(next.window).not.toBe(first.window)
   })
 
-  test('a full table refuses new keys until a window ends, and never forgets a running count', async () => {
+  test('a full limit refuses new keys until a window ends, and never forgets a running count', async () => {
     const store = new MemoryRateLimitStore(2)
-    await store.hit('a', 60_000, 0)
-    await store.hit('b', 30_000, 1)
-    const refused = await store.hit('c', 60_000, 2)
+    await store.hit('n\na', 60_000, 0)
+    await store.hit('n\nb', 30_000, 1)
+    const refused = await store.hit('n\nc', 60_000, 2)
     expect(refused).toEqual({ count: Number.MAX_SAFE_INTEGER, resetInMs: 29_999 })
     expect(store.size).toBe(2)
     // The running keys keep counting.
-    expect((await store.hit('a', 60_000, 3)).count).toBe(2)
-    expect((await store.hit('b', 30_000, 4)).count).toBe(2)
+    expect((await store.hit('n\na', 60_000, 3)).count).toBe(2)
+    expect((await store.hit('n\nb', 30_000, 4)).count).toBe(2)
     // Once b's window has ended, c takes its place; a's count is untouched.
-    expect((await store.hit('c', 60_000, 30_001)).count).toBe(1)
-    expect((await store.hit('a', 60_000, 30_002)).count).toBe(3)
+    expect((await store.hit('n\nc', 60_000, 30_001)).count).toBe(1)
+    expect((await store.hit('n\na', 60_000, 30_002)).count).toBe(3)
+  })
+
+  test("each limit has its own share: a full one refuses none of another limit's new keys", async () => {
+    const store = new MemoryRateLimitStore(2)
+    await store.hit('signInHandle\n192.0.2.1\nx', 60_000, 0)
+    await store.hit('signInHandle\n192.0.2.1\ny', 60_000, 0)
+    expect((await store.hit('signInHandle\n192.0.2.2\nz', 60_000, 1)).count).toBe(Number.MAX_SAFE_INTEGER)
+    expect((await store.hit('token\n192.0.2.2', 60_000, 1)).count).toBe(1)
+    expect((await store.hit('token', 60_000, 1)).count).toBe(1)
+    // A key forgotten (reset) gives its limit's room back, and only its own.
+    await store.reset('signInHandle\n192.0.2.1\nx')
+    await store.reset('signInHandle\n192.0.2.1\nx')
+    expect((await store.hit('signInHandle\n192.0.2.2\nz', 60_000, 2)).count).toBe(1)
+    expect((await store.hit('signInHandle\n192.0.2.3\nw', 60_000, 2)).count).toBe(Number.MAX_SAFE_INTEGER)
+    expect(store.size).toBe(4)
   })
 })
 

@@ -35,7 +35,7 @@ export interface RateLimitStore {
   reset(key: string): Promise<void>
 }
 
-/** Keys a {@link MemoryRateLimitStore} remembers at most by default. */
+/** Keys a {@link MemoryRateLimitStore} remembers at most per limit by default. */
 export const MAX_RATE_LIMIT_KEYS = 100_000
 
 interface Window {
@@ -49,12 +49,14 @@ const FULL_SWEEP_INTERVAL_MS = 1000
 
 /**
  * The in-memory counts of one server process. Memory stays bounded whatever the number of keys
- * (networks, handles): ended windows are swept, and once `maxKeys` windows are running a hit that
- * needs a new one is refused (counted as over any limit, with the time until the first running
- * window ends) rather than forgetting a running one — forgetting would start someone's count
- * afresh, and the keys a flood creates would push out the counts that limit it. No key is created
- * for a network already refused (limits/abuse-limits.ts checks the network first), so one network
- * holds at most a bounded share of the table.
+ * (networks, handles): ended windows are swept, and once `maxKeys` windows of one limit are running
+ * a hit that needs a new one of that limit is refused (counted as over any limit, with the time
+ * until the first running window ends) rather than forgetting a running one — forgetting would
+ * start someone's count afresh, and the keys a flood creates would push out the counts that limit
+ * it. No key is created for a network already refused (limits/abuse-limits.ts checks the network
+ * first), so one network holds at most a bounded share of the table. Each limit (a key's first line:
+ * `signInHandle`, `token`, …) has its own `maxKeys`, so that a flood of keys a client names (made-up
+ * handles) can fill only its own limit's share, never refuse another limit's new networks.
  *
  * @example
  * const limits = new MemoryRateLimitStore()
@@ -62,6 +64,8 @@ const FULL_SWEEP_INTERVAL_MS = 1000
  */
 export class MemoryRateLimitStore implements RateLimitStore {
   readonly #windows = new Map<string, Window>()
+  // Running windows per limit: a key's first line names its limit.
+  readonly #perLimit = new Map<string, number>()
   readonly #maxKeys: number
   #nextSweepAt = 0
   // No running window ends before this (it may lag behind a reset key: then a look finds nothing),
@@ -80,15 +84,17 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.#sweep(now)
     let window = this.#windows.get(key)
     if (window !== undefined && !(now < window.endsAt)) {
-      this.#windows.delete(key)
+      this.#forget(key)
       window = undefined
     }
     if (window === undefined) {
-      if (this.#windows.size >= this.#maxKeys && !this.#makeRoom(now)) {
+      const limit = limitOf(key)
+      if (this.#running(limit) >= this.#maxKeys && !this.#makeRoom(limit, now)) {
         return { count: Number.MAX_SAFE_INTEGER, resetInMs: Math.max(1, this.#firstEndAt - now) }
       }
       window = { count: 0, endsAt: now + windowMs, id: String(++this.#windowsStarted) }
       this.#windows.set(key, window)
+      this.#perLimit.set(limit, this.#running(limit) + 1)
       this.#firstEndAt = Math.min(this.#firstEndAt, window.endsAt)
     }
     window.count++
@@ -106,7 +112,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async reset(key: string): Promise<void> {
-    this.#windows.delete(key)
+    this.#forget(key)
   }
 
   /** How many keys are remembered (for tests of the bound). */
@@ -121,21 +127,39 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
   }
 
-  // Frees room in a full table by forgetting ended windows only; false when none has ended. The
-  // table is read at most once a second, and not before its first window can have ended.
-  #makeRoom(now: number): boolean {
+  #running(limit: string): number {
+    return this.#perLimit.get(limit) ?? 0
+  }
+
+  #forget(key: string): void {
+    if (!this.#windows.delete(key)) return
+    const limit = limitOf(key)
+    const left = this.#running(limit) - 1
+    if (left === 0) this.#perLimit.delete(limit)
+    else this.#perLimit.set(limit, left)
+  }
+
+  // Frees room for a full limit by forgetting ended windows only; false when none of its windows
+  // has ended. The table is read at most once a second, and not before its first window can have ended.
+  #makeRoom(limit: string, now: number): boolean {
     if (now < this.#firstEndAt || now < this.#nextFullSweepAt) return false
     this.#nextFullSweepAt = now + FULL_SWEEP_INTERVAL_MS
     this.#forgetEnded(now)
-    return this.#windows.size < this.#maxKeys
+    return this.#running(limit) < this.#maxKeys
   }
 
   #forgetEnded(now: number): void {
     let firstEndAt = Number.POSITIVE_INFINITY
     for (const [key, window] of this.#windows) {
-      if (!(now < window.endsAt)) this.#windows.delete(key)
+      if (!(now < window.endsAt)) this.#forget(key)
       else firstEndAt = Math.min(firstEndAt, window.endsAt)
     }
     this.#firstEndAt = firstEndAt
   }
+}
+
+// The limit a key counts for: its first line (`signInHandle\nNETWORK\nHANDLE` → `signInHandle`).
+function limitOf(key: string): string {
+  const end = key.indexOf('\n')
+  return end === -1 ? key : key.slice(0, end)
 }

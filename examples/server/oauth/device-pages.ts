@@ -9,9 +9,8 @@
  * or wrong, is also counted per client network (limits/abuse-limits.ts: 50 in 15 minutes) — atomically and
  * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
-import { verifyUserCode } from '../../../src/oauth/index.js'
 // The core's window, not part of its public surface: only the lock's Retry-After needs it.
-import { USER_CODE_FAILURE_WINDOW_MS } from '../../../src/oauth/index.js'
+import { USER_CODE_FAILURE_WINDOW_MS, verifyUserCode } from '../../../src/oauth/index.js'
 import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
