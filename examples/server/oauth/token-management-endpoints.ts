@@ -3,10 +3,43 @@
  * core's (`handleRevocationRequest`, `handleIntrospectionRequest`); these handlers only apply the
  * per-address limit, read the request as the token endpoint does and send the core's answer.
  */
-import { handleIntrospectionRequest, handleRevocationRequest } from '../../../src/oauth/index.js'
+import {
+  type HandleRevocationRequestOptions,
+  handleIntrospectionRequest,
+  handleRevocationRequest,
+  type OAuthEndpointResponse,
+  type OAuthParams,
+} from '../../../src/oauth/index.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { OAUTH_REALM, overLimit, readRequest, respond } from './json-endpoints.js'
 import type { OAuthContext } from './oauth-context.js'
+
+// The options both endpoints take (introspection adds an optional `usernameOf`).
+type EndpointOptions = HandleRevocationRequestOptions
+
+// What both endpoints do around the core: the network's limit (shared with the token endpoint),
+// the request read as the token endpoint reads it, the client looked up for this network.
+async function answer(
+  what: string,
+  context: OAuthContext,
+  request: ApiRequest,
+  handle: (params: OAuthParams, options: EndpointOptions) => Promise<OAuthEndpointResponse<unknown>>,
+): Promise<RouteResult> {
+  const limited = await overLimit(context, request, 'token')
+  if (limited !== undefined) return limited
+  const checked = await readRequest(request)
+  if (!checked.ok) return checked.result
+  const { params, authorization } = checked
+  const options: EndpointOptions = {
+    clients: context.clients.lookupFor(params, authorization, context.guard.network(request.clientAddress)),
+    state: context.state,
+    tokens: context.tokens,
+    now: context.now(),
+    authorization,
+    realm: OAUTH_REALM,
+  }
+  return respond(what, await handle(params, options))
+}
 
 /**
  * `POST /oauth/revoke`: a client revokes a token it was issued (a refresh token with its family).
@@ -14,23 +47,8 @@ import type { OAuthContext } from './oauth-context.js'
  * @example
  * { method: 'POST', path: '/oauth/revoke', handle: (request) => revoke(context, request) }
  */
-export async function revoke(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  const limited = await overLimit(context, request, 'token')
-  if (limited !== undefined) return limited
-  const checked = await readRequest(request)
-  if (!checked.ok) return checked.result
-  const { params, authorization } = checked
-  return respond(
-    'POST /oauth/revoke',
-    await handleRevocationRequest(params, {
-      clients: context.clients.lookupFor(params, authorization, context.guard.network(request.clientAddress)),
-      state: context.state,
-      tokens: context.tokens,
-      now: context.now(),
-      authorization,
-      realm: OAUTH_REALM,
-    }),
-  )
+export function revoke(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  return answer('POST /oauth/revoke', context, request, handleRevocationRequest)
 }
 
 /**
@@ -39,23 +57,9 @@ export async function revoke(context: OAuthContext, request: ApiRequest): Promis
  * @example
  * { method: 'POST', path: '/oauth/introspect', handle: (request) => introspect(context, request) }
  */
-export async function introspect(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  const limited = await overLimit(context, request, 'token')
-  if (limited !== undefined) return limited
-  const checked = await readRequest(request)
-  if (!checked.ok) return checked.result
-  const { params, authorization } = checked
-  return respond(
-    'POST /oauth/introspect',
-    await handleIntrospectionRequest(params, {
-      clients: context.clients.lookupFor(params, authorization, context.guard.network(request.clientAddress)),
-      state: context.state,
-      tokens: context.tokens,
-      now: context.now(),
-      authorization,
-      realm: OAUTH_REALM,
-      // The server's user ids are the users' handles: what a person signs in with.
-      usernameOf: (userId) => userId,
-    }),
+export function introspect(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
+  return answer('POST /oauth/introspect', context, request, (params, options) =>
+    // The server's user ids are the users' handles: what a person signs in with.
+    handleIntrospectionRequest(params, { ...options, usernameOf: (userId) => userId }),
   )
 }
