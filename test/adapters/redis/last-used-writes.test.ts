@@ -7,13 +7,13 @@
  */
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { RedisTokenStore } from '../../adapters/redis/index.js'
-import { createAccessPolicy } from '../../src/policy.js'
-import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
-import { createApiToken } from '../../src/tokens/token-record.js'
-import type { TokenStore } from '../../src/tokens/token-store.js'
-import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/redis-cluster.js'
-import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
+import { RedisTokenStore } from '../../../adapters/redis/index.js'
+import { createAccessPolicy } from '../../../src/policy.js'
+import { MemoryTokenStore } from '../../../src/tokens/memory-token-store.js'
+import { createApiToken } from '../../../src/tokens/token-record.js'
+import type { TokenStore } from '../../../src/tokens/token-store.js'
+import { type RedisClusterServers, startRedisCluster } from './redis-cluster.js'
+import { type RedisServer, startRedisServer } from './redis-server.js'
 
 const INTERVAL = 60_000
 const INTERVALS = 4
