@@ -198,7 +198,9 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
         expect(refused).toBeDefined()
         expectTooMany(refused!)
         // Each limit has its own 30: the networks', the handles' and the accounts' keys of sign-in.
-        expect(table.size).toBeLessThanOrEqual(3 * 30)
+        for (const limit of ['signIn', 'signInHandle', 'signInAccount']) {
+          expect(table.sizeOf(limit)).toBeLessThanOrEqual(30)
+        }
         // The flood of made-up handles filled sign-in's share only: a new network still reaches the
         // token endpoint (a refresh without client authentication: 401, not 429).
         const token = await postForm(

@@ -120,6 +120,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.#windows.size
   }
 
+  /** How many keys of one limit are remembered (for tests of each limit's share). */
+  sizeOf(limit: string): number {
+    return this.#running(limit)
+  }
+
   #sweep(now: number): void {
     if (now >= this.#nextSweepAt) {
       this.#nextSweepAt = now + 10_000
