@@ -428,6 +428,47 @@ describe('lastUsedAt is written at most once per interval', () => {
   })
 })
 
+// A store whose record does not show the last write yet (a replica, a cache): authentication
+// remembers per store which touches it asked for, so one instance writes once per interval anyway.
+describe('touches asked of one store are remembered per token', () => {
+  test('once per interval, again once it has passed or the clock went back; the network beside it', async () => {
+    const { lastUsedAt: _, ...record } = (await store.findByHash(hashOf(good)))!
+    const touched: unknown[][] = []
+    const tokens = {
+      ...storeMethods(store),
+      findByHash: async () => record as TokenRecord,
+      touch: async (...args: unknown[]) => {
+        touched.push(args)
+      },
+    }
+    let now = NOW
+    const use = async (clientAddress?: string) => {
+      const input = clientAddress === undefined ? {} : { clientAddress }
+      const answer = await authenticateRequest(
+        { authorization: [`Bearer ${good}`], ...input },
+        { tokens, now: () => now, storeTimeoutMs: 200, touchIntervalMs: 1000 },
+      )
+      expect(answer.ok).toBe(true)
+    }
+    await use('2001:db8:1:2:3:4:5:6')
+    await use('2001:db8:1:2:3:4:5:6')
+    now = NOW + 999
+    await use()
+    expect(touched).toEqual([[record.id, NOW, '2001:db8:1:2::/64']])
+    now = NOW + 1000
+    await use()
+    expect(touched.at(-1)).toEqual([record.id, NOW + 1000])
+    now = NOW + 500
+    await use('192.0.2.7')
+    expect(touched.at(-1)).toEqual([record.id, NOW + 500, '192.0.2.7'])
+    await use('not an address')
+    expect(touched).toHaveLength(3)
+    now = NOW + 1500
+    await use('not an address')
+    expect(touched.at(-1)).toEqual([record.id, NOW + 1500])
+  })
+})
+
 describe('a failing touch', () => {
   test.each([
     [
