@@ -237,12 +237,14 @@ describe('RedisTokenStore: fail closed, recover without a restart', () => {
       const start = performance.now()
       try {
         await waitFor(() => !answersFromCache(store, hash), PATIENCE)
-        // The bound is checked on every lookup; the slack is this loop's polling under a busy machine.
-        expect(performance.now() - start).toBeLessThan(SECOND + 200)
-        // Past the cache, Redis's silence is a failure after commandTimeoutMs (200 ms here), not a wait.
+        // The bound is checked on every lookup; the slack is this loop's polling under a busy machine
+        // (half a second: a cache kept for twice its bound would still be caught).
+        expect(performance.now() - start).toBeLessThan(SECOND + 500)
+        // Past the cache, Redis's silence is a failure after commandTimeoutMs (200 ms here), not a wait
+        // (for a reconnection or the 30 s patience); the slack is a busy machine's.
         const failing = performance.now()
         await expect(lookUp(store, hash)).rejects.toThrow(TokenStoreError)
-        expect(performance.now() - failing).toBeLessThan(600)
+        expect(performance.now() - failing).toBeLessThan(1500)
       } finally {
         server.resume()
       }
