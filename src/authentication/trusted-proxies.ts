@@ -5,7 +5,7 @@
  */
 import { ConfigError, type ConfigPath } from '../errors.js'
 import { parseAddressRule } from '../restrictions/ip-address.js'
-import { type AllowList, compileAllowList } from '../restrictions/ip-matcher.js'
+import { type AllowList, tryCompileAllowList } from '../restrictions/ip-matcher.js'
 
 /**
  * Which peers may set `X-Forwarded-For` / `X-Forwarded-Proto`, with Express's `trust proxy`
@@ -86,13 +86,12 @@ export function compileTrustProxy(
 // One option, one line: the error names the option and quotes the entry, not a position in a list
 // the host may have written as one comma-separated string.
 function compileTrustedList(rules: readonly string[], option: ConfigPath): AllowList {
-  try {
-    return compileAllowList(rules, option)
-  } catch (error) {
-    // Stryker disable next-line ConditionalExpression: equivalent because compileAllowList's one throw is a ConfigError (tryCompileAllowList, which it calls, reports bad rules and never throws)
-    if (error instanceof ConfigError) throw new ConfigError(option, error.detail, { cause: error })
-    throw error
-  }
+  const result = tryCompileAllowList(rules)
+  if (result.ok) return result.allowList
+  const [first] = result.issues
+  // The cause keeps the entry's position, for a host that reads the list it wrote.
+  const cause = new ConfigError([...option, first!.index], first!.detail)
+  throw new ConfigError(option, first!.detail, { cause })
 }
 
 /**
