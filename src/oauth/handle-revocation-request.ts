@@ -1,5 +1,4 @@
 import { requireNow } from '../tokens/clock.js'
-import { isWellFormedTokenValue, tokenKindOf } from '../tokens/token-format.js'
 import type { TokenStore } from '../tokens/token-store.js'
 import { authenticateClient } from './authenticate-client.js'
 import {
@@ -46,9 +45,9 @@ function issuedToAnother(): OAuthError {
  * - a refresh token revokes its whole family, so it can never rotate again, and every access token
  *   the family issued;
  * - an unknown, malformed, expired or already revoked token answers 200 all the same (§2.2);
- * - an API token (`dap_`) is `unsupported_token_type` (§2.2.1), without a lookup: API tokens are
- *   revoked by their owner in the settings pages, and a 200 would tell a client its token was gone
- *   while it still works;
+ * - a working API token (`dap_`) is `unsupported_token_type` (§2.2.1): API tokens are revoked by
+ *   their owner in the settings pages, and a 200 would tell a client its token was gone while it
+ *   still works; an unknown, expired or revoked one answers 200 like any other;
  * - `token_type_hint` only orders the search; a token of another client is `invalid_request`.
  *
  * A store failure answers `server_error` (503): the client must not believe a token revoked.
@@ -76,15 +75,19 @@ export async function handleRevocationRequest(
       lookupClient: options.clients,
     })
     if (value === undefined) throw new OAuthError('invalid_request', 'token is required')
-    if (isWellFormedTokenValue(value) && tokenKindOf(value) === 'api') {
-      throw new OAuthError(
-        'unsupported_token_type',
-        'API tokens are revoked by their owner in the token settings, not by a client',
-      )
-    }
     const { tokens, state, now } = options
     const found = await findPresentedToken(value, hint, { tokens, state, now })
-    if (found.type === 'access') {
+    if (found.type === 'access' && found.kind === 'api') {
+      // Revoked by its owner in the settings, never by a client; one that no longer works is a dead
+      // token like any other (200, §2.2), and only a working one is refused, so that no client
+      // believes gone a token that still opens the API.
+      if (found.status === 'active') {
+        throw new OAuthError(
+          'unsupported_token_type',
+          'API tokens are revoked by their owner in the token settings, not by a client',
+        )
+      }
+    } else if (found.type === 'access') {
       if (found.record.clientId !== client?.id) throw issuedToAnother()
       await revokeAccessTokens(tokens, [found.record.id], now)
     } else if (found.type === 'refresh') {

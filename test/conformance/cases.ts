@@ -1099,6 +1099,16 @@ const revocationCases: Case[] = [
     ),
     { authorization: APP },
   ),
+  // Only a working API token is refused: one that no longer works is a dead token like any other.
+  ...(['unknown', 'expired', 'revoked'] as const).map((token) =>
+    post(
+      `revoke: ${token === 'unknown' ? 'an unknown' : `an ${token}`} API token answers 200 (RFC 7009 §2.2)`,
+      '/oauth/revoke',
+      `token=${TOKEN_VALUES[token]}`,
+      ok({}),
+      { authorization: APP },
+    ),
+  ),
   {
     name: 'revoke: the API token refused above still works',
     path: '/api/v1/datasets/lab/m-none-data/metadata',

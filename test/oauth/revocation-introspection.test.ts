@@ -10,7 +10,13 @@ import { handleTokenRequest, type TokenResponseBody } from '../../src/oauth/hand
 import type { OAuthParams } from '../../src/oauth/oauth-params.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
-import { createApiToken, rotateToken, tokenStatus } from '../../src/tokens/token-record.js'
+import {
+  createApiToken,
+  revokeToken,
+  rotateToken,
+  type TokenRecord,
+  tokenStatus,
+} from '../../src/tokens/token-record.js'
 import {
   authorize,
   basic,
@@ -135,6 +141,28 @@ describe('revocation (RFC 7009)', () => {
     expect(response).toMatchObject({ status: 400, body: { error: 'unsupported_token_type' } })
     expect(await statusOf(world, value)).toBe('active')
   })
+
+  it.each([
+    ['revoked', (record: TokenRecord) => revokeToken(record, NOW - 1)],
+    ['expired', (record: TokenRecord) => record],
+    ['unknown', undefined],
+  ] as const)(
+    'answers 200 for an API token that is %s, as for any token that no longer works (§2.2)',
+    async (state, stored) => {
+      const world = createWorld()
+      const DAY = 86_400_000
+      const { record, value } = createApiToken({
+        userId: 'alice',
+        name: 'ci',
+        scopes: 'data.data',
+        now: NOW - 2 * DAY,
+        ...(state === 'expired' && { expiresAt: NOW - DAY }),
+      })
+      if (stored !== undefined) await world.tokens.save(stored(record))
+      const response = await revoke(world, { token: value }, CLI_AUTH)
+      expect(response).toMatchObject({ status: 200, body: {} })
+    },
+  )
 
   it.each([
     ['another client', { client_id: 'native' }, undefined, 400, 'invalid_request'],
