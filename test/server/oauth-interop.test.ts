@@ -218,7 +218,10 @@ describe.each(FRAMEWORKS)(
 describe.each(FRAMEWORKS)('rate-limited OAuth answers on %s', (framework) => {
   let server: StartedServer
   beforeAll(async () => {
-    server = await start({ framework, limits: { token: { max: 1, windowMs: 60_000 } } })
+    server = await start({
+      framework,
+      limits: { token: { max: 1, windowMs: 60_000 }, introspection: { max: 1, windowMs: 60_000 } },
+    })
   })
 
   test.each([
@@ -245,6 +248,28 @@ describe.each(FRAMEWORKS)('rate-limited OAuth answers on %s', (framework) => {
     expect(limited.status).toBe(429)
     expect(limited.body).toMatchObject({ error })
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+  })
+})
+
+describe.each(FRAMEWORKS)('introspection has a budget of its own on %s', (framework) => {
+  let server: StartedServer
+  beforeAll(async () => {
+    server = await start({
+      framework,
+      limits: { token: { max: 1, windowMs: 60_000 }, introspection: { max: 3, windowMs: 60_000 } },
+    })
+  })
+
+  test("a network over the token endpoint's limit still introspects, up to its own limit", async () => {
+    const refresh = { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'web' }
+    await postForm(`${server.url}/oauth/token`, refresh)
+    expect((await postForm(`${server.url}/oauth/token`, refresh)).status).toBe(429)
+    const introspect = () => postForm(`${server.url}/oauth/introspect`, { token: 'x' })
+    // Not 429: the endpoint answers (no client authentication here), three times.
+    for (let i = 0; i < 3; i++) expect((await introspect()).status).toBe(401)
+    const limited = await introspect()
+    expect(limited.status).toBe(429)
+    expect(limited.body).toMatchObject({ error: 'temporarily_unavailable' })
   })
 })
 

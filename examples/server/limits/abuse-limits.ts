@@ -28,8 +28,14 @@ export interface AbuseLimits {
    * grants stay below twice `max`.
    */
   readonly deviceGrants: Limit
-  /** `POST /oauth/token`, per network. */
+  /** `POST /oauth/token` and `POST /oauth/revoke`, per network. */
   readonly token: Limit
+  /**
+   * `POST /oauth/introspect`, per network: a resource server asks for every token its cache does
+   * not hold, so it gets a budget of its own, larger than a client's (each call still checks the
+   * resource server's secret, through the hash queue that is fair per network).
+   */
+  readonly introspection: Limit
   /** User codes entered on `POST /device`, right or wrong, per network. */
   readonly userCodeEntry: Limit
   /** `POST /signin` attempts, per network. */
@@ -58,6 +64,8 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   // A device code lives 10 minutes (the core's default): at most ~4,000 grants exist at once.
   deviceGrants: { max: 2000, windowMs: 10 * MINUTE },
   token: { max: 300, windowMs: MINUTE },
+  // A token in steady use costs a resource server about 12 a minute (a 5 s cache): ~250 tokens.
+  introspection: { max: 3000, windowMs: MINUTE },
   userCodeEntry: { max: 50, windowMs: 15 * MINUTE },
   signIn: { max: 100, windowMs: 15 * MINUTE },
   signInHandle: { max: 5, windowMs: 15 * MINUTE },

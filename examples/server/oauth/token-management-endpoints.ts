@@ -17,15 +17,17 @@ import type { OAuthContext } from './oauth-context.js'
 // The options both endpoints take (introspection adds an optional `usernameOf`).
 type EndpointOptions = HandleRevocationRequestOptions
 
-// What both endpoints do around the core: the network's limit (shared with the token endpoint),
-// the request read as the token endpoint reads it, the client looked up for this network.
+// What both endpoints do around the core: the network's limit (revocation shares the token
+// endpoint's, introspection has its own), the request read as the token endpoint reads it, the
+// client looked up for this network.
 async function answer(
   what: string,
+  limit: 'token' | 'introspection',
   context: OAuthContext,
   request: ApiRequest,
   handle: (params: OAuthParams, options: EndpointOptions) => Promise<OAuthEndpointResponse<unknown>>,
 ): Promise<RouteResult> {
-  const limited = await overLimit(context, request, 'token')
+  const limited = await overLimit(context, request, limit)
   if (limited !== undefined) return limited
   const checked = await readRequest(request)
   if (!checked.ok) return checked.result
@@ -48,7 +50,7 @@ async function answer(
  * { method: 'POST', path: '/oauth/revoke', handle: (request) => revoke(context, request) }
  */
 export function revoke(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  return answer('POST /oauth/revoke', context, request, handleRevocationRequest)
+  return answer('POST /oauth/revoke', 'token', context, request, handleRevocationRequest)
 }
 
 /**
@@ -58,7 +60,7 @@ export function revoke(context: OAuthContext, request: ApiRequest): Promise<Rout
  * { method: 'POST', path: '/oauth/introspect', handle: (request) => introspect(context, request) }
  */
 export function introspect(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  return answer('POST /oauth/introspect', context, request, (params, options) =>
+  return answer('POST /oauth/introspect', 'introspection', context, request, (params, options) =>
     // The server's user ids are the users' handles: what a person signs in with.
     handleIntrospectionRequest(params, { ...options, usernameOf: (userId) => userId }),
   )
