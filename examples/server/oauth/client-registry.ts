@@ -7,7 +7,10 @@
  * registry checks the presented secret against its scrypt hash first and hands the core a client
  * whose `secretHash` is the SHA-256 of that secret only when scrypt agreed — otherwise a value that
  * no SHA-256 ever equals. Either way the core stays the one place that decides `invalid_client`.
+ * A secret scrypt accepted is recognised for {@link VERIFIED_SECRET_TTL_MS} without scrypt, so that
+ * a resource server introspecting all day pays for one check every ten minutes.
  */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import {
   hashClientSecret,
   type LookupClient,
@@ -19,6 +22,12 @@ import type { SeedOAuthClient } from '../seed/load.js'
 
 // Never a SHA-256 in hex (64 lower-case hex digits), so the core's comparison always fails on it.
 const NO_MATCH = 'no-secret-matches'
+
+/**
+ * How long a confidential client's secret, once scrypt agreed, is recognised without scrypt: a
+ * resource server introspects many times a minute, and one scrypt each would fill the hash queue.
+ */
+export const VERIFIED_SECRET_TTL_MS = 10 * 60_000
 
 /** A registered client as the pages show it. */
 export interface ClientIdentity {
@@ -55,9 +64,16 @@ function bodySecret(params: OAuthParams): string | undefined {
 /** The seed's OAuth clients, looked up by id. */
 export class ClientRegistry {
   readonly #clients: ReadonlyMap<string, SeedOAuthClient>
+  readonly #now: () => number
+  // The last secret scrypt accepted for each client, as an HMAC under a key that never leaves this
+  // process (so the map is no offline guessing aid), with when it stops counting. One entry per
+  // registered client at most; a wrong secret is never remembered, so it always costs its check.
+  readonly #verified = new Map<string, { readonly mac: Buffer; readonly until: number }>()
+  readonly #macKey = randomBytes(32)
 
-  constructor(clients: readonly SeedOAuthClient[]) {
+  constructor(clients: readonly SeedOAuthClient[], now: () => number = Date.now) {
     this.#clients = new Map(clients.map((client) => [client.id, client]))
+    this.#now = now
   }
 
   /** How the pages name a registered client, or `undefined` for an unknown id. */
@@ -98,10 +114,20 @@ export class ClientRegistry {
       const client = this.#clients.get(id)
       if (client === undefined) return undefined
       if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
-      const verified =
-        presented !== undefined && (await verifyPasswordFor(network, presented, client.secretHash))
+      const verified = presented !== undefined && (await this.#verify(client, presented, network))
       return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)
     }
+  }
+
+  // scrypt, unless this secret is the one scrypt accepted for the client within the TTL.
+  async #verify(client: SeedOAuthClient, presented: string, network: string | undefined): Promise<boolean> {
+    const mac = createHmac('sha256', this.#macKey).update(presented).digest()
+    const known = this.#verified.get(client.id)
+    // Written as "before" so that a NaN clock never counts as within the TTL.
+    if (known !== undefined && this.#now() < known.until && timingSafeEqual(known.mac, mac)) return true
+    if (!(await verifyPasswordFor(network, presented, client.secretHash!))) return false
+    this.#verified.set(client.id, { mac, until: this.#now() + VERIFIED_SECRET_TTL_MS })
+    return true
   }
 
   #asCoreClient(client: SeedOAuthClient, secretHash: string | undefined): OAuthClient {

@@ -55,7 +55,7 @@ export interface OAuthContext {
 export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
   const now = options.now ?? options.web.now
   return {
-    clients: new ClientRegistry(options.clients),
+    clients: new ClientRegistry(options.clients, now),
     state: options.state ?? new MemoryOAuthStateStore(),
     tokens: options.tokens,
     web: options.web,
