@@ -87,8 +87,9 @@ const served = (answer: () => Record<string, unknown>) => async (): Promise<Rout
 /**
  * The discovery routes: the authorization server's metadata at `/.well-known/oauth-authorization-server`
  * (and `…/PREFIX` for an origin with a path), the API's protected-resource metadata at
- * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, and the origin's own at
- * `/.well-known/oauth-protected-resource[/PREFIX]`.
+ * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, the origin's own at
+ * `/.well-known/oauth-protected-resource/PREFIX`, and the host's at `/.well-known/oauth-protected-resource`
+ * (the origin itself without a prefix).
  *
  * @example
  * const routes = discoveryRoutes(origin)
@@ -99,19 +100,23 @@ export function discoveryRoutes(origin: PublicOrigin): Route[] {
     `/.well-known/${AUTHORIZATION_SERVER}`,
     ...(prefix === '' ? [] : [`/.well-known/${AUTHORIZATION_SERVER}${prefix}`]),
   ]
-  const originPaths = [
-    `/.well-known/${PROTECTED_RESOURCE}`,
-    ...(prefix === '' ? [] : [`/.well-known/${PROTECTED_RESOURCE}${prefix}`]),
+  // RFC 9728 §3.3: a document's `resource` is the identifier its location was formed from, so the
+  // root location names the host (scheme and authority) and the path-inserted one the origin.
+  const originResources: [string, () => string][] = [
+    [`/.well-known/${PROTECTED_RESOURCE}`, () => new URL(origin.url).origin],
+    ...(prefix === ''
+      ? []
+      : [[`/.well-known/${PROTECTED_RESOURCE}${prefix}`, () => origin.url] as [string, () => string]]),
   ]
   return [
     ...asPaths.map(
       (path): Route => ({ method: 'GET', path, handle: served(() => authorizationServerMetadata(origin)) }),
     ),
-    ...originPaths.map(
-      (path): Route => ({
+    ...originResources.map(
+      ([path, resource]): Route => ({
         method: 'GET',
         path,
-        handle: served(() => protectedResourceMetadata(origin, origin.url)),
+        handle: served(() => protectedResourceMetadata(origin, resource())),
       }),
     ),
     {
