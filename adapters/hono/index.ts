@@ -237,9 +237,19 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     c.set('principal', admission.principal)
     if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
     if (fresh === undefined) return next()
+    // A client that goes away while the handler works is told when the request's signal aborts
+    // (Node's server, Bun and Deno abort it), with the status so far, as Express and Fastify tell
+    // it on `close`; whichever comes first is told, once.
+    const signal = c.req.raw.signal
+    const abandoned = () => tellAtEnd(policy, fresh, c.finalized ? c.res.status : 200)
+    signal.addEventListener('abort', abandoned, { once: true })
     return next().then(
-      () => tellAtEnd(policy, fresh, c.res.status),
+      () => {
+        signal.removeEventListener('abort', abandoned)
+        tellAtEnd(policy, fresh, c.res.status)
+      },
       (error: unknown) => {
+        signal.removeEventListener('abort', abandoned)
         // Hono answers an error its handler let escape with a 500.
         tellAtEnd(policy, fresh, 500)
         throw error

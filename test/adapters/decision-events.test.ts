@@ -1,4 +1,4 @@
-import type { Server } from 'node:http'
+import { get, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
@@ -21,6 +21,9 @@ const express = createRequire(import.meta.url)('express') as typeof import('expr
 // handled, once the response is done, with the status actually sent; a hook whose promise rejects
 // never crashes the host and never changes an answer.
 
+// Requests that reached the handler of /listing/hang, which never answers.
+let entered = 0
+
 const OPEN = { kind: 'dataset', publicLevel: 'data' } as const
 const open = () => OPEN
 
@@ -41,6 +44,9 @@ async function startExpress(fixture: Fixture): Promise<RunningApp> {
   })
   app.get('/listing/broken', access.authenticate, () => {
     throw new Error('the handler failed')
+  })
+  app.get('/listing/hang', access.authenticate, () => {
+    entered++
   })
   app.get('/guarded/ok', access.require('dataset.overview', open), (_req, res) => {
     res.send('ok')
@@ -68,6 +74,10 @@ async function startHono(fixture: Fixture): Promise<RunningApp> {
   app.get('/listing/ok', access.authenticate, (c) => c.text('ok'))
   app.get('/listing/missing', access.authenticate, (c) => c.text('no such user', 404))
   app.get('/listing/broken', access.authenticate, broken)
+  app.get('/listing/hang', access.authenticate, () => {
+    entered++
+    return new Promise<Response>(() => {})
+  })
   app.get('/guarded/ok', access.require('dataset.overview', open), (c) => c.text('ok'))
   app.get('/guarded/broken', access.require('dataset.overview', open), broken)
   app.get('/shared', access.authenticate, twin.require('dataset.overview', open), (c) => c.text('ok'))
@@ -86,6 +96,10 @@ async function startFastify(fixture: Fixture): Promise<RunningApp> {
   app.get('/listing/ok', listing, async () => 'ok')
   app.get('/listing/missing', listing, async (_request, reply) => reply.code(404).send('no such user'))
   app.get('/listing/broken', listing, broken)
+  app.get('/listing/hang', listing, () => {
+    entered++
+    return new Promise<never>(() => {})
+  })
   app.get('/guarded/ok', guarded, async () => 'ok')
   app.get('/guarded/broken', guarded, broken)
   // Requests that end after `onRequest` authenticated them and before `preHandler` runs.
@@ -180,6 +194,24 @@ describe.each(FRAMEWORKS)('%s: one decision event per request, with the status s
         clientAddress: '127.0.0.1',
       },
     ])
+  })
+
+  test('a request its client abandons while the handler works: one event, when the client goes', async () => {
+    heard.events.length = 0
+    const before = entered
+    const request = get({
+      host: '127.0.0.1',
+      port: app.port,
+      path: '/listing/hang',
+      headers: { authorization: `Bearer ${fixture.tokens.bob}` },
+    })
+    request.on('error', () => {})
+    await expect.poll(() => entered, { timeout: 5000 }).toBeGreaterThan(before)
+    expect(heard.events).toEqual([])
+    request.destroy()
+    await expect.poll(() => heard.events.length, { timeout: 5000 }).toBeGreaterThan(0)
+    await settle()
+    expect(heard.events).toMatchObject([{ allowed: true, status: 200, userId: 'bob' }])
   })
 
   test.each(['/listing/ok', '/guarded/ok'])('a denial on %s: one event, its status', async (path) => {
