@@ -9,6 +9,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { fastifyPlugin } from 'fastify-plugin'
 import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
 import { createExportMeter } from '../../src/decisions/export-meter.js'
+import { ConfigError } from '../../src/errors.js'
 import type {
   AccessPolicy,
   Allow,
@@ -112,6 +113,14 @@ declare module 'fastify' {
 
 async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOptions): Promise<void> {
   const { policy } = options
+  // Fastify's own refusal ("the decorator 'principal' has already been added") names neither the
+  // cause nor the fix.
+  if (fastify.hasRequestDecorator('principal')) {
+    throw new ConfigError(
+      ['accessControl'],
+      'is registered inside the scope of another accessControl instance; register each instance in a scope of its own (sibling plugins), or once on the root',
+    )
+  }
 
   fastify.decorateRequest('principal', undefined)
   fastify.decorateRequest('accessDecision', undefined)

@@ -152,4 +152,22 @@ describe('Fastify plugin layouts', () => {
     expect(await answer(app, '/first', other.tokens.bob)).toBe(401)
     await app.close()
   })
+
+  test("an instance inside another instance's scope is refused at startup with a ConfigError naming the fix", async () => {
+    const fixture = await createFixture()
+    const app = Fastify()
+    await app.register(accessControl, { policy: fixture.policy })
+    app.register(async (child) => {
+      await child.register(accessControl, { policy: fixture.policy })
+    })
+    const refused = await app.ready().then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(refused).toBeInstanceOf(ConfigError)
+    expect((refused as ConfigError).message).toMatch(
+      /^accessControl: is registered inside the scope of another accessControl instance; register each instance in a scope of its own/,
+    )
+    await app.close().catch(() => {})
+  })
 })
