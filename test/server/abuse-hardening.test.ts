@@ -588,3 +588,38 @@ describe.each(FRAMEWORKS)('memory store, %s: a full consent store (8)', (framewo
     }
   })
 })
+
+describe.each(STORES)('%s store: requests with a wrong client secret (5)', (_store, option) => {
+  test('hold none of the device-grant cap while their secrets wait in the hash queue', async () => {
+    const server = await startServer({
+      seed: await oauthSeed(),
+      framework: 'fastify',
+      port: 0,
+      trustProxy: ['loopback'],
+      store: option(),
+      limits: {
+        ...LIMITS,
+        deviceAuthorization: { max: 3, windowMs: 60_000 },
+        deviceGrants: { max: 10, windowMs: 60_000 },
+      },
+    })
+    try {
+      // Thirty wrong secrets for the confidential client, from thirty addresses (each within its
+      // limit): scrypt checks them two at a time, so they wait far longer than a valid request.
+      const wrong = { ...DEVICE_PARAMS, client_id: 'cli', client_secret: 'not-the-secret' }
+      const flood = Array.from({ length: 30 }, () =>
+        postForm(`${server.url}/oauth/device_authorization`, wrong, from(nextAddress())),
+      )
+      // Counted before their check, they would fill the cap of 10 and refuse this one.
+      const valid = await postForm(
+        `${server.url}/oauth/device_authorization`,
+        DEVICE_PARAMS,
+        from(nextAddress()),
+      )
+      expect(valid.status).toBe(200)
+      expect((await Promise.all(flood)).map((answer) => answer.status)).toEqual(Array(30).fill(401))
+    } finally {
+      await server.close()
+    }
+  })
+})

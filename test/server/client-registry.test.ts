@@ -79,3 +79,26 @@ describe('ClientRegistry: a confidential client secret that scrypt accepted', ()
     expect(checks.count).toBe(2)
   })
 })
+
+describe('ClientRegistry.checkFirst', () => {
+  test.each([
+    ['client_id in the body', { client_id: 'rs', client_secret: 'wrong' }, undefined],
+    ['a Basic header', {}, `Basic ${Buffer.from('rs:wrong').toString('base64')}`],
+  ])(
+    'checks the secret of the client named by %s once: the later look-up reuses it',
+    async (_name, params, authorization) => {
+      const clients = registry(() => 1_000_000)
+      const lookUp = clients.lookupFor(params, authorization, '192.0.2.1')
+      await clients.checkFirst(lookUp, params, authorization)
+      expect(checks.count).toBe(1)
+      expect((await lookUp('rs'))?.secretHash).not.toBe(hashClientSecret('wrong'))
+      expect(checks.count).toBe(1)
+    },
+  )
+
+  test('checks nothing when the request names no client', async () => {
+    const clients = registry(() => 1_000_000)
+    await clients.checkFirst(clients.lookupFor({}, undefined), {}, undefined)
+    expect(checks.count).toBe(0)
+  })
+})

@@ -42,15 +42,16 @@ function formDecode(text: string): string {
   return decodeURIComponent(text.replaceAll('+', ' '))
 }
 
-// The secret an `Authorization: Basic` header carries, read leniently: when this reading and the
-// core's strict one disagree, the core refuses the header before it ever looks the client up.
-function basicSecret(authorization: string | undefined): string | undefined {
+// The id and secret an `Authorization: Basic` header carries, read leniently: when this reading
+// and the core's strict one disagree, the core refuses the header before it ever looks the client up.
+function basicCredentials(authorization: string | undefined): { id: string; secret: string } | undefined {
   const match = /^basic +([A-Za-z0-9+/]+=*)$/i.exec(authorization ?? '')
   if (match === null) return undefined
   try {
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
-    return colon === -1 ? undefined : formDecode(decoded.slice(colon + 1))
+    if (colon === -1) return undefined
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) }
   } catch {
     return undefined
   }
@@ -109,14 +110,40 @@ export class ClientRegistry {
    * await handleTokenRequest(params, { clients, state, tokens, now })
    */
   lookupFor(params: OAuthParams, authorization: string | undefined, network?: string): LookupClient {
-    const presented = basicSecret(authorization) ?? bodySecret(params)
-    return async (id) => {
+    const presented = basicCredentials(authorization)?.secret ?? bodySecret(params)
+    // One answer per id for the request: a second look-up (the core's, after checkFirst) reuses it.
+    const answers = new Map<string, Promise<OAuthClient | undefined>>()
+    const lookUp = async (id: string): Promise<OAuthClient | undefined> => {
       const client = this.#clients.get(id)
       if (client === undefined) return undefined
       if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
       const verified = presented !== undefined && (await this.#verify(client, presented, network))
       return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)
     }
+    return (id) => {
+      let answer = answers.get(id)
+      if (answer === undefined) answers.set(id, (answer = lookUp(id)))
+      return answer
+    }
+  }
+
+  /**
+   * Looks up, through `clients` (from {@link lookupFor}), the client the request names (`Basic`
+   * header, else `client_id`), so that its secret is checked now, before what must not wait on
+   * the hash queue is counted; the core's own look-up then reuses the answer. A failure is left
+   * for that look-up to meet.
+   *
+   * @example
+   * const clients = registry.lookupFor(params, authorization, network)
+   * await registry.checkFirst(clients, params, authorization)
+   */
+  async checkFirst(
+    clients: LookupClient,
+    params: OAuthParams,
+    authorization: string | undefined,
+  ): Promise<void> {
+    const named = basicCredentials(authorization)?.id ?? params.client_id
+    if (typeof named === 'string' && named !== '') await Promise.resolve(clients(named)).catch(() => {})
   }
 
   // scrypt, unless this secret is the one scrypt accepted for the client within the TTL.

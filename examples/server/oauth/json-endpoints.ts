@@ -177,6 +177,14 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
   const checked = await readRequest(request)
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
+  const clients = context.clients.lookupFor(
+    params,
+    authorization,
+    context.guard.network(request.clientAddress),
+  )
+  // The client's secret is checked before the cap is counted: a request with a wrong one waits its
+  // turn in the hash queue holding none of everyone's cap (the core reuses the answer).
+  await context.clients.checkFirst(clients, params, authorization)
   // The cap counts grants created: counted before the core runs (a parallel burst cannot pass it),
   // given back when the core refuses the request (a 400 or 401 spends none of everyone's cap).
   const cap = await context.guard.hitShared('deviceGrants', 'everyone')
@@ -184,7 +192,7 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
   let created = false
   try {
     const response = await handleDeviceAuthorizationRequest(params, {
-      clients: context.clients.lookupFor(params, authorization, context.guard.network(request.clientAddress)),
+      clients,
       state: context.state,
       now: context.now(),
       authorization,
