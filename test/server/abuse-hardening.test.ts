@@ -21,7 +21,7 @@ import { type StartedServer, startServer } from '../../examples/server/server.js
 import { DEVICE_COOKIE } from '../../examples/server/web/device-cookies.js'
 import { type RedisClusterServers, startRedisCluster } from '../adapters/redis/redis-cluster.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
-import { formWith, PageAgent, type PageForm, signInThrough } from './oauth-agent.js'
+import { formWith, PageAgent, type PageForm, type PageResponse, signInThrough } from './oauth-agent.js'
 import {
   ALICE_PASSWORD,
   authorizeUrl,
@@ -401,6 +401,39 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
   })
 })
 
+/** A new signed-out browser enters `userCode` at `base`: the sign-in page of its waiting consent. */
+async function enterSignedOut(
+  base: string,
+  userCode: string,
+): Promise<{ browser: PageAgent; page: PageResponse }> {
+  const browser = new PageAgent(base)
+  const entry = await browser.get('/device')
+  const page = await browser.submit(formWith(entry.body, 'user_code'), { user_code: userCode })
+  return { browser, page }
+}
+
+/**
+ * One device code entered signed out in three browsers: the grant keeps its two newest consents,
+ * so browsers, which cost nothing, cannot fill the store; the oldest browser is told to start again.
+ */
+async function threeBrowsersOneCode(base: string, other = base): Promise<void> {
+  const started = await postForm(`${base}/oauth/device_authorization`, DEVICE_PARAMS)
+  expect(started.status).toBe(200)
+  const userCode = started.body.user_code as string
+  const [oldest, second, newest] = [
+    await enterSignedOut(base, userCode),
+    await enterSignedOut(other, userCode),
+    await enterSignedOut(base, userCode),
+  ]
+  for (const { page } of [oldest!, second!, newest!]) expect(page.body).toContain('name="password"')
+  const forgotten = await signInThrough(oldest!.browser, oldest!.page, 'bob', BOB_PASSWORD)
+  expect(forgotten.body).toContain('That request has expired. Enter the code from your device again.')
+  for (const { browser, page } of [second!, newest!]) {
+    const consent = await signInThrough(browser, page, 'alice', ALICE_PASSWORD)
+    expect(consent.body).toContain(`<code>${userCode}</code>`)
+  }
+}
+
 describe('consent pages on any instance of a shared store (8)', () => {
   let cluster: RedisClusterServers
 
@@ -468,6 +501,10 @@ describe('consent pages on any instance of a shared store (8)', () => {
       const done = await agent.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
       expect(done.status).toBe(200)
       expect(done.body).toContain('Device connected')
+    })
+
+    test('one device code entered signed out in three browsers keeps its two newest consents', async () => {
+      await threeBrowsersOneCode(one.url, other.url)
     })
 
     test('one account pushes out only its own oldest consent, wherever it lies', async () => {
@@ -558,20 +595,18 @@ describe.each(FRAMEWORKS)('memory store, %s: a full consent store (8)', (framewo
       consents: new MemoryPendingConsents(Date.now, MAX_PENDING_CONSENTS_PER_OWNER, 2),
     })
     try {
-      const started = await postForm(`${server.url}/oauth/device_authorization`, DEVICE_PARAMS)
-      expect(started.status).toBe(200)
-      // Signed-out browsers enter the code: each gets a consent waiting for its sign-in.
-      const enter = async () => {
-        const browser = new PageAgent(server.url)
-        const entry = await browser.get('/device')
-        const page = await browser.submit(formWith(entry.body, 'user_code'), {
-          user_code: started.body.user_code as string,
-        })
-        return { browser, page }
+      const grant = async () => {
+        const started = await postForm(`${server.url}/oauth/device_authorization`, DEVICE_PARAMS)
+        expect(started.status).toBe(200)
+        return started.body.user_code as string
       }
-      const waiting = [await enter(), await enter()]
+      // Signed-out browsers enter two codes: each gets a consent waiting for its sign-in.
+      const waiting = [
+        await enterSignedOut(server.url, await grant()),
+        await enterSignedOut(server.url, await grant()),
+      ]
       for (const { page } of waiting) expect(page.body).toContain('name="password"')
-      const refused = (await enter()).page
+      const refused = (await enterSignedOut(server.url, await grant())).page
       expect(refused.status).toBe(503)
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
       expect(refused.body).toContain('Too many consent requests are open on this server.')
@@ -618,6 +653,17 @@ describe.each(STORES)('%s store: requests with a wrong client secret (5)', (_sto
       )
       expect(valid.status).toBe(200)
       expect((await Promise.all(flood)).map((answer) => answer.status)).toEqual(Array(30).fill(401))
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe.each(FRAMEWORKS)('memory store, %s: signed-out consents per device grant (8)', (framework) => {
+  test('one device code entered signed out in three browsers keeps its two newest consents', async () => {
+    const server = await startServer({ seed: await oauthSeed(), framework, port: 0 })
+    try {
+      await threeBrowsersOneCode(server.url)
     } finally {
       await server.close()
     }

@@ -8,7 +8,10 @@ import { networkOf } from '../../examples/server/limits/networks.js'
 import {
   CONSENT_TTL_MS,
   type ConsentSubject,
+  grantOwner,
+  MAX_PENDING_CONSENTS_PER_GRANT,
   MemoryPendingConsents,
+  ownerBound,
 } from '../../examples/server/oauth/pending-consents.js'
 import { parseScopes } from '../../src/index.js'
 
@@ -60,23 +63,39 @@ describe('MemoryPendingConsents', () => {
     expect(consents.size).toBe(0)
   })
 
-  test('browsers full: a new one is refused until the oldest expires, no one’s is forgotten, users go on', async () => {
+  test('signed-out entries full: a new one is refused until the oldest expires, no one’s is forgotten, users go on', async () => {
     let now = 0
     const consents = new MemoryPendingConsents(() => now, 5, 2)
-    const first = await consents.create(subject, 'browser:a', undefined)
+    const first = await consents.create(subject, 'grant:a', undefined)
     now = 1000
-    await consents.create(subject, 'browser:b', undefined)
-    expect(await consents.create(subject, 'browser:c', undefined)).toEqual({
+    await consents.create(subject, 'grant:b', undefined)
+    expect(await consents.create(subject, 'grant:c', undefined)).toEqual({
       full: true,
       retryAfter: CONSENT_TTL_MS / 1000 - 1,
     })
-    // A signed-in user is never refused for the browsers' sake.
+    // A signed-in user is never refused for the signed-out entries' sake.
     expect(await consents.create(subject, 'user:alice', 's')).toMatchObject({ kind: 'code' })
     expect(consents.size).toBe(3)
-    // Once the oldest browser's has expired, it makes room, even behind a user's that has not.
+    // Once the oldest signed-out one has expired, it makes room, even behind a user's that has not.
     now = CONSENT_TTL_MS
-    expect(await consents.create(subject, 'browser:c', undefined)).toMatchObject({ kind: 'code' })
+    expect(await consents.create(subject, 'grant:c', undefined)).toMatchObject({ kind: 'code' })
     expect(await consents.claim('id' in first ? first.id : '', 's')).toBeUndefined()
+  })
+
+  test('a device grant keeps its own bound before sign-in, whatever the users’ bound', async () => {
+    const consents = new MemoryPendingConsents(() => 0, 20, 100)
+    const ids: string[] = []
+    for (let i = 0; i < MAX_PENDING_CONSENTS_PER_GRANT + 1; i++) {
+      const created = await consents.create(subject, grantOwner('g1'), undefined)
+      ids.push('id' in created ? created.id : '')
+    }
+    const other = await consents.create(subject, grantOwner('g2'), undefined)
+    expect(consents.size).toBe(MAX_PENDING_CONSENTS_PER_GRANT + 1)
+    expect(await consents.claim(ids[0], 's')).toBeUndefined()
+    for (const id of ids.slice(1)) expect(await consents.claim(id, 's')).toMatchObject({ id })
+    expect(await consents.claim('id' in other ? other.id : '', 't')).toMatchObject({ kind: 'code' })
+    expect(ownerBound('user:alice', 20)).toBe(20)
+    expect(ownerBound(grantOwner('g1'), 20)).toBe(MAX_PENDING_CONSENTS_PER_GRANT)
   })
 
   test('an owner bound of one replaces the owner’s consent each time', async () => {
@@ -92,7 +111,7 @@ describe('MemoryPendingConsents', () => {
 
   test('a device consent is claimed by the first signed-in session, then only by it', async () => {
     const consents = new MemoryPendingConsents(() => 0)
-    const created = await consents.create(subject, 'browser:x', undefined)
+    const created = await consents.create(subject, 'grant:x', undefined)
     const id = 'id' in created ? created.id : ''
     expect(await consents.claim(id, 'one')).toMatchObject({ sessionId: 'one' })
     expect(await consents.claim(id, 'two')).toBeUndefined()

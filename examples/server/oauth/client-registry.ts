@@ -122,7 +122,10 @@ export class ClientRegistry {
     }
     return (id) => {
       let answer = answers.get(id)
-      if (answer === undefined) answers.set(id, (answer = lookUp(id)))
+      if (answer === undefined) {
+        answer = lookUp(id)
+        answers.set(id, answer)
+      }
       return answer
     }
   }

@@ -20,6 +20,7 @@ import { signInPage } from '../web/signin-page.js'
 import { consentOwner, consentsFullPage, showConsent } from './authorization-pages.js'
 import type { OAuthContext } from './oauth-context.js'
 import { DEVICE_PATH, describeClient, devicePage } from './oauth-pages.js'
+import { grantOwner } from './pending-consents.js'
 
 const MAX_USER_CODE_INPUT = 64
 
@@ -139,7 +140,8 @@ export async function enterUserCode(context: OAuthContext, request: ApiRequest):
   const client = grant.clientId === undefined ? undefined : context.clients.identify(grant.clientId)
   const pending = await context.consents.create(
     { kind: 'device', grant, client },
-    consentOwner(session, request),
+    // Signed out, the grant owns it, not the browser: browsers cost an attacker nothing, grants are capped.
+    session === undefined ? grantOwner(grant.grantId) : consentOwner(session),
     session?.id,
     grant.expiresAt,
   )

@@ -6,9 +6,10 @@
  *
  * Entries live in the server's store — this process's memory, or the Redis that several instances
  * share (oauth/redis-pending-consents.ts), so any instance answers a consent page another showed.
- * Each belongs to an owner — the signed-in user, or before sign-in the browser that entered a user
- * code — who keeps at most {@link MAX_PENDING_CONSENTS_PER_OWNER} open: past it the owner's own
- * oldest is forgotten, never anyone else's. Creating one takes constant time.
+ * Each belongs to an owner — the signed-in user, or before sign-in the device grant whose user code
+ * a browser entered — who keeps at most {@link MAX_PENDING_CONSENTS_PER_OWNER} open (a grant
+ * {@link MAX_PENDING_CONSENTS_PER_GRANT}): past it the owner's own oldest is forgotten, never anyone
+ * else's. Creating one takes constant time.
  */
 import type { AuthorizationRequest, DeviceGrantSummary } from '../../../src/oauth/index.js'
 import { randomToken } from '../web/sessions.js'
@@ -17,20 +18,43 @@ import type { ClientIdentity } from './client-registry.js'
 /** How long a consent page may stay open before its answer is refused. */
 export const CONSENT_TTL_MS = 10 * 60_000
 
-/** Consent requests one owner (a user, a browser) keeps open at most; past it, its oldest go. */
+/** Consent requests one signed-in user keeps open at most; past it, their oldest go. */
 export const MAX_PENDING_CONSENTS_PER_OWNER = 20
 
 /**
- * Consent requests of signed-out browsers (owners `browser:…`) one process keeps in memory at most,
- * for every browser together: past it, a new one is refused ({@link ConsentsFull}) until the oldest
- * expires; nobody's open consent is forgotten to make room. Browsers are as cheap as new cookies,
- * so they need this bound; users (owners `user:…`) are the seed's, each bounded on its own, and
- * never refused for the browsers' sake.
+ * Consent requests one device grant keeps open before sign-in (its code entered in that many
+ * browsers); past it, its oldest go. A browser is as cheap as a new cookie but a grant is not (the
+ * server caps the grants created), so this bound, not the browsers, keeps what signed-out entries
+ * can hold: twice the grants that can be alive, below {@link MAX_PENDING_CONSENTS}.
+ */
+export const MAX_PENDING_CONSENTS_PER_GRANT = 2
+
+/**
+ * Consent requests made before sign-in (owners `grant:…`) one process keeps in memory at most, for
+ * every grant together: past it, a new one is refused ({@link ConsentsFull}) until the oldest
+ * expires; nobody's open consent is forgotten to make room. A bound of last resort: the grants'
+ * own bound keeps them below it; users (owners `user:…`) are the seed's, each bounded on its own,
+ * and never refused for the signed-out entries' sake.
  */
 export const MAX_PENDING_CONSENTS = 10_000
 
-// The owners that are signed-in users; every other owner is a browser.
+// The owners that are signed-in users; every other owner is a device grant entered signed out.
 const USER_OWNER = 'user:'
+
+/**
+ * The owner of a consent request made before sign-in: the device grant whose code was entered.
+ *
+ * @example
+ * await consents.create({ kind: 'device', grant, client }, grantOwner(grant.grantId), undefined)
+ */
+export function grantOwner(grantId: string): string {
+  return `grant:${grantId}`
+}
+
+/** How many consent requests `owner` keeps open: a user's bound, or a grant's. */
+export function ownerBound(owner: string, maxPerOwner: number): number {
+  return owner.startsWith(USER_OWNER) ? maxPerOwner : MAX_PENDING_CONSENTS_PER_GRANT
+}
 
 /** What is waiting for consent: an authorization request, or a device grant whose code was entered. */
 export type ConsentSubject =
@@ -66,7 +90,7 @@ export interface ConsentsFull {
 /** Where pending consents live. */
 export interface PendingConsentStore {
   /**
-   * Stores a consent request of `owner` (`user:HANDLE`, `browser:HASH`), bound to `sessionId` when
+   * Stores a consent request of `owner` (`user:HANDLE`, `grant:ID`), bound to `sessionId` when
    * given, and answers it with its id; or {@link ConsentsFull} when no room is left.
    */
   create(
@@ -137,7 +161,9 @@ export class MemoryPendingConsents implements PendingConsentStore {
     this.#forgetExpiredOldest(now)
     // The owner's own oldest makes room for its newest.
     const own = this.#byOwner.get(owner)
-    if (own !== undefined && own.size >= this.#maxPerOwner) this.#delete(own.values().next().value!)
+    if (own !== undefined && own.size >= ownerBound(owner, this.#maxPerOwner)) {
+      this.#delete(own.values().next().value!)
+    }
     const browser = !owner.startsWith(USER_OWNER)
     if (browser && this.#browsers.size >= this.#max) {
       const oldest = this.#entries.get(this.#browsers.values().next().value!)!

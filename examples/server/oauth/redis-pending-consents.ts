@@ -25,6 +25,7 @@ import {
   type ConsentsFull,
   MAX_PENDING_CONSENTS_PER_OWNER,
   newConsent,
+  ownerBound,
   type PendingConsent,
   type PendingConsentStore,
 } from './pending-consents.js'
@@ -175,7 +176,7 @@ export class RedisPendingConsents implements PendingConsentStore {
         1,
         `${this.#prefix}consents-of:${hashed(owner)}`,
         key,
-        this.#maxPerOwner,
+        ownerBound(owner, this.#maxPerOwner),
         CONSENT_TTL_MS + EXPIRY_GRACE_MS,
       ),
     )
