@@ -624,8 +624,14 @@ describe.each(FRAMEWORKS)('memory store, %s: a full consent store (8)', (framewo
   })
 })
 
-describe.each(STORES)('%s store: requests with a wrong client secret (5)', (_store, option) => {
+describe.each(STORES)('%s store: requests with a wrong client secret (5)', (store, option) => {
   test('hold none of the device-grant cap while their secrets wait in the hash queue', async () => {
+    if (store === 'redis') {
+      // The cap is one count on Redis, shared with the servers of the tests above: start from none.
+      const client = new Redis(redis.url)
+      await client.flushall()
+      client.disconnect()
+    }
     const server = await startServer({
       seed: await oauthSeed(),
       framework: 'fastify',
