@@ -88,11 +88,21 @@ function walk(directory: string, shownBase: string, findings: ScanFinding[], pro
   }
 }
 
+// A scanned repository is not trusted. A partial clone fetches missing objects while `git log -p`
+// reads them, through its own remote and transport settings (core.sshCommand, an ext:: URL that
+// protocol.ext.allow lets run): no transport is allowed, so the fetch fails and is a problem.
+const UNTRUSTED_REPOSITORY_ENV = { GIT_ALLOW_PROTOCOL: '', GIT_NO_LAZY_FETCH: '1' }
+
 function git(
   cwd: string,
   args: readonly string[],
 ): { ok: true; out: string } | { ok: false; detail: string } {
-  const run = spawnSync('git', args, { cwd, encoding: 'utf8', maxBuffer: MAX_HISTORY_BYTES })
+  const run = spawnSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: MAX_HISTORY_BYTES,
+    env: { ...process.env, ...UNTRUSTED_REPOSITORY_ENV },
+  })
   if (run.error !== undefined) return { ok: false, detail: run.error.message }
   if (run.status !== 0) return { ok: false, detail: run.stderr.trim() }
   return { ok: true, out: run.stdout }
@@ -104,9 +114,22 @@ function git(
  * they were added by an earlier commit, and are reported there.
  */
 function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFinding[]): string | undefined {
-  // A scanned repository is not trusted: its own config and attributes must neither change what the
-  // scan sees nor run a command (textconv drivers, an fsmonitor hook), so both are switched off.
+  // The repository's own config (.git/config, what it includes) and attributes must neither run a
+  // command nor change what the parser below reads, so every setting that could is fixed here:
+  // - run a command: a pager (--no-pager; git's output is a pipe anyway), external diff drivers
+  //   (diff.external, diff.<driver>.command), textconv drivers, an fsmonitor hook, gpg.program for
+  //   log.showSignature (a signed commit is verified by running it), a submodule's inline diff
+  //   (diff.submodule=diff runs a diff in the submodule under its own config);
+  // - hide lines: log.showRoot=false (no diff for a root commit: --root), replace refs that swap a
+  //   blob for a clean one (--no-replace-objects);
+  // - change the format: colour, diff.noprefix and diff.mnemonicPrefix (the `+++ b/` the file name
+  //   is cut from), diff.relative, diff.interHunkContext (context lines between hunks would shift
+  //   line numbers), core.quotePath (names quoted in octal), log.showSignature's gpg lines.
+  // Hooks (core.hooksPath) do not run for log; --format fixes the header whatever format.pretty or
+  // log.decorate say.
   const log = git(top, [
+    '--no-pager',
+    '--no-replace-objects',
     '-c',
     'core.quotePath=false',
     '-c',
@@ -114,11 +137,18 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     'log',
     '-p',
     '--all',
+    '--root',
+    '--no-show-signature',
     '--no-color',
     '--no-ext-diff',
     '--no-textconv',
+    '--submodule=short',
     '--no-renames',
+    '--no-relative',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
     '--unified=0',
+    '--inter-hunk-context=0',
     '--format=commit %H',
     '--',
     ...pathspecs,
