@@ -219,6 +219,9 @@ describe('a hostile repository', () => {
     ['a diff driver’s command', [['diff.evil.command', program]], '* diff=evil\n'],
     ['a textconv driver', [['diff.evil.textconv', program]], '* diff=evil\n'],
     ['core.fsmonitor', [['core.fsmonitor', program]]],
+    ['the binary attribute', [], '* binary\n'],
+    ['the -diff attribute', [], '* -diff\n'],
+    ['core.bigFileThreshold (larger files are binary)', [['core.bigFileThreshold', '1']]],
     [
       'core.pager and pager.log',
       [
@@ -312,5 +315,82 @@ describe('a hostile repository', () => {
       expect(result.code).toBe(2)
       expect(result.stderr).toContain(`git history of ${clone}`)
     }
+  })
+})
+
+describe('history of files git shows as binary', () => {
+  const repository = join(root, 'binary')
+  mkdirSync(repository, { recursive: true })
+  git(repository, 'init', '-q', '-b', 'main')
+  const locked = generateTokenValue('api')
+  const image = generateTokenValue('oauth')
+  const afterEmpty = generateTokenValue('api')
+  // Lockfiles are often marked -diff or binary, so that `git log -p` prints "Binary files … differ".
+  write(join(repository, '.gitattributes'), 'package-lock.json -diff\n*.lock binary\n')
+  write(join(repository, 'package-lock.json'), `{\n  "resolved": "https://x.example/?t=${locked}"\n}\n`)
+  write(join(repository, 'yarn.lock'), `a\n${locked}\n`)
+  // Real binary content: NUL bytes, bytes that are not UTF-8, a carriage return, and the value
+  // between NULs on the fourth line.
+  write(
+    join(repository, 'image.bin'),
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x0a, 0x00]),
+      Buffer.from(image),
+      Buffer.from([0x00, 0xc3, 0x28, 0x0a]),
+    ]),
+  )
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'binary files')
+  const first = git(repository, 'rev-parse', 'HEAD').trim()
+  // A commit whose only diff has no hunk must not keep the next commit's lines in its header.
+  write(join(repository, 'empty.txt'), '')
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'an empty file')
+  write(join(repository, 'later.txt'), `${afterEmpty}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'later')
+  const later = git(repository, 'rev-parse', 'HEAD').trim()
+
+  test('values in -diff, binary and NUL-holding files are found in history, with their commit', () => {
+    const result = runCli(['scan', repository])
+    expect(result.code).toBe(1)
+    const history = result.stdout
+      .trim()
+      .split('\n')
+      .filter((line) => !line.startsWith(repository))
+    expect(history.sort()).toEqual(
+      [
+        `package-lock.json:2 (commit ${first.slice(0, 12)}): API token ${tokenValueHint(locked)}`,
+        `yarn.lock:2 (commit ${first.slice(0, 12)}): API token ${tokenValueHint(locked)}`,
+        `image.bin:4 (commit ${first.slice(0, 12)}): OAuth token ${tokenValueHint(image)}`,
+        `later.txt:1 (commit ${later.slice(0, 12)}): API token ${tokenValueHint(afterEmpty)}`,
+      ].sort(),
+    )
+  })
+
+  test('a line of binary content longer than a search window: values at and across its edges, no look-alike', () => {
+    const long = join(root, 'binary-long')
+    mkdirSync(long, { recursive: true })
+    git(long, 'init', '-q', '-b', 'main')
+    // scan searches a line in windows of 1 MiB; this line is 4 MiB of non-base62 bytes, no newline.
+    const window = 1024 * 1024
+    const content = Buffer.alloc(4 * window, 0xff)
+    const across = generateTokenValue('api')
+    const atEdge = generateTokenValue('oauth')
+    const lookAlike = generateTokenValue('api')
+    content.write(across, window - 20, 'latin1')
+    content.write(atEdge, 2 * window, 'latin1')
+    // A base62 character just before the last window: the value it starts with is part of a longer run.
+    content.write(`Z${lookAlike}`, 3 * window - 1, 'latin1')
+    content[0] = 0
+    write(join(long, 'blob.bin'), content)
+    git(long, 'add', '.')
+    git(long, 'commit', '-q', '-m', 'blob')
+    const commit = git(long, 'rev-parse', 'HEAD').trim().slice(0, 12)
+    const result = runCli(['scan', long])
+    expect(result.stdout.trim().split('\n')).toEqual([
+      `blob.bin:1 (commit ${commit}): API token ${tokenValueHint(across)}`,
+      `blob.bin:1 (commit ${commit}): OAuth token ${tokenValueHint(atEdge)}`,
+    ])
   })
 })
