@@ -2,6 +2,7 @@
 // their exact format and checksum (findTokenValues), and prints where, never the value.
 import { spawnSync } from 'node:child_process'
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs'
+import { devNull } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import {
   type FoundTokenValue,
@@ -96,8 +97,10 @@ function walk(directory: string, shownBase: string, findings: ScanFinding[], pro
 
 // A scanned repository is not trusted. A partial clone fetches missing objects while `git log -p`
 // reads them, through its own remote and transport settings (core.sshCommand, an ext:: URL that
-// protocol.ext.allow lets run): no transport is allowed, so the fetch fails and is a problem.
-const UNTRUSTED_REPOSITORY_ENV = { GIT_ALLOW_PROTOCOL: '', GIT_NO_LAZY_FETCH: '1' }
+// protocol.ext.allow lets run): no transport is allowed, so the fetch fails and is a problem. Its
+// info/grafts file could give the commit that added a value a parent that has it (the value is
+// then never added): no graft file is read.
+const UNTRUSTED_REPOSITORY_ENV = { GIT_ALLOW_PROTOCOL: '', GIT_NO_LAZY_FETCH: '1', GIT_GRAFT_FILE: devNull }
 
 // git's output as bytes: history read as text holds binary content, which need not be UTF-8 and
 // can be one line longer than the longest string a JavaScript engine makes.
@@ -157,7 +160,8 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
   //   log.showSignature (a signed commit is verified by running it), a submodule's inline diff
   //   (diff.submodule=diff runs a diff in the submodule under its own config);
   // - hide lines: log.showRoot=false (no diff for a root commit: --root), replace refs that swap a
-  //   blob for a clean one (--no-replace-objects);
+  //   blob for a clean one (--no-replace-objects), a commit-graph file whose parents are not the
+  //   commits' own, as grafts would be (core.commitGraph=false);
   // - change the format: colour, diff.noprefix and diff.mnemonicPrefix (the `+++ b/` the file name
   //   is cut from), diff.relative, diff.interHunkContext (context lines between hunks would shift
   //   line numbers), core.quotePath (names quoted in octal), log.showSignature's gpg lines.
@@ -170,6 +174,8 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     'core.quotePath=false',
     '-c',
     'core.fsmonitor=false',
+    '-c',
+    'core.commitGraph=false',
     'log',
     '-p',
     '--all',

@@ -4,7 +4,7 @@
  * and no look-alike; where it is and what kind, never the value; exit codes for hooks and CI.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
@@ -269,6 +269,61 @@ describe('a hostile repository', () => {
     git(repository, 'replace', blob, clean)
     const result = runCli(['scan', repository])
     expect(result.stdout.trim().split('\n')).toContain(expected[0])
+  })
+
+  /**
+   * A repository whose first commit adds a value and whose second adds another file; `lie` then
+   * gives the first commit the second as its parent (the value is in both, so never added).
+   */
+  function hiddenByParent(name: string, lie: (repository: string, first: string, second: string) => void) {
+    const repository = join(base, name)
+    const value = generateTokenValue('api')
+    mkdirSync(repository, { recursive: true })
+    git(repository, 'init', '-q', '-b', 'main')
+    write(join(repository, 'config.txt'), `TOKEN=${value}\n`)
+    git(repository, 'add', '.')
+    git(repository, 'commit', '-q', '-m', 'the value')
+    const first = git(repository, 'rev-parse', 'HEAD').trim()
+    write(join(repository, 'other.txt'), 'other\n')
+    git(repository, 'add', '.')
+    git(repository, 'commit', '-q', '-m', 'another file')
+    lie(repository, first, git(repository, 'rev-parse', 'HEAD').trim())
+    rmSync(join(repository, 'config.txt'))
+    const result = runCli(['scan', repository])
+    expect(result.stdout).toBe(
+      `config.txt:1 (commit ${first.slice(0, 12)}): API token ${tokenValueHint(value)}\n`,
+    )
+  }
+
+  test('info/grafts that give the commit adding a value a parent with it do not hide it', () => {
+    hiddenByParent('grafted', (repository, first, second) =>
+      write(join(repository, '.git', 'info', 'grafts'), `${first} ${second}\n`),
+    )
+  })
+
+  test('a commit-graph file that gives the commit adding a value a parent with it does not hide it', () => {
+    hiddenByParent('commit-graph', (repository, first, second) => {
+      git(repository, 'commit-graph', 'write', '--reachable')
+      // The file: a header, a table of chunks (4-byte id, 8-byte offset), OIDL (the commits' ids,
+      // 20 bytes each, in order) and CDAT (per commit: the tree's id, then the first parent's
+      // position in OIDL).
+      const path = join(repository, '.git', 'objects', 'info', 'commit-graph')
+      const graph = readFileSync(path)
+      const offsets = new Map<string, number>()
+      for (let chunk = 0; chunk <= graph[6]!; chunk++) {
+        const entry = 8 + 12 * chunk
+        offsets.set(
+          graph.subarray(entry, entry + 4).toString('latin1'),
+          Number(graph.readBigUInt64BE(entry + 4)),
+        )
+      }
+      const ids = offsets.get('OIDL')!
+      const positionOf = (commit: string) =>
+        graph.subarray(ids, offsets.get('CDAT')!).indexOf(Buffer.from(commit, 'hex')) / 20
+      graph.writeUInt32BE(positionOf(second), offsets.get('CDAT')! + 36 * positionOf(first) + 20)
+      rmSync(path)
+      writeFileSync(path, graph)
+    })
   })
 
   test('diff.submodule=diff runs no diff in a submodule under the submodule’s own config', () => {
