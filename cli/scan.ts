@@ -2,8 +2,15 @@
 // their exact format and checksum (findTokenValues), and prints where, never the value.
 import { spawnSync } from 'node:child_process'
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs'
+import { devNull } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
-import { findTokenValues, type TokenKind, tokenValueHint } from '../src/tokens/token-format.js'
+import {
+  type FoundTokenValue,
+  findTokenValues,
+  TOKEN_VALUE_LENGTH,
+  type TokenKind,
+  tokenValueHint,
+} from '../src/tokens/token-format.js'
 
 /** One token value found, without the value. */
 export interface ScanFinding {
@@ -88,15 +95,57 @@ function walk(directory: string, shownBase: string, findings: ScanFinding[], pro
   }
 }
 
+// A scanned repository is not trusted. A partial clone fetches missing objects while `git log -p`
+// reads them, through its own remote and transport settings (core.sshCommand, an ext:: URL that
+// protocol.ext.allow lets run): no transport is allowed, so the fetch fails and is a problem. Its
+// info/grafts file could give the commit that added a value a parent that has it (the value is
+// then never added): no graft file is read.
+const UNTRUSTED_REPOSITORY_ENV = { GIT_ALLOW_PROTOCOL: '', GIT_NO_LAZY_FETCH: '1', GIT_GRAFT_FILE: devNull }
+
+// git's output as bytes: history read as text holds binary content, which need not be UTF-8 and
+// can be one line longer than the longest string a JavaScript engine makes.
 function git(
   cwd: string,
   args: readonly string[],
-): { ok: true; out: string } | { ok: false; detail: string } {
-  const run = spawnSync('git', args, { cwd, encoding: 'utf8', maxBuffer: MAX_HISTORY_BYTES })
+): { ok: true; out: Buffer } | { ok: false; detail: string } {
+  const run = spawnSync('git', args, {
+    cwd,
+    maxBuffer: MAX_HISTORY_BYTES,
+    env: { ...process.env, ...UNTRUSTED_REPOSITORY_ENV },
+  })
   if (run.error !== undefined) return { ok: false, detail: run.error.message }
-  if (run.status !== 0) return { ok: false, detail: run.stderr.trim() }
+  if (run.status !== 0) return { ok: false, detail: run.stderr.toString('utf8').trim() }
   return { ok: true, out: run.stdout }
 }
+
+// A line of content is searched in windows of this many bytes, so that no line, however long (a
+// binary file with no newline), is decoded whole.
+const WINDOW_BYTES = 1024 * 1024
+
+/**
+ * The token values in one line of content. Token values are ASCII, so bytes are decoded as latin1
+ * (one character a byte: any bytes decode, and a UTF-8 sequence stays non-base62 as it should).
+ * Windows overlap by a value's length and a byte before, so a value across two is found, in the
+ * window it starts in, with its real neighbours for the boundary check.
+ */
+function tokensInLine(bytes: Buffer): FoundTokenValue[] {
+  if (bytes.length <= WINDOW_BYTES) return findTokenValues(bytes.toString('latin1'))
+  const found: FoundTokenValue[] = []
+  for (let start = 0; start < bytes.length; start += WINDOW_BYTES) {
+    const from = Math.max(0, start - 1)
+    const text = bytes.subarray(from, start + WINDOW_BYTES + TOKEN_VALUE_LENGTH + 1).toString('latin1')
+    for (const value of findTokenValues(text)) {
+      const at = from + value.index
+      if (at >= start && at < start + WINDOW_BYTES) found.push({ ...value, index: at })
+    }
+  }
+  return found
+}
+
+const NEWLINE = '\n'.charCodeAt(0)
+const PLUS = '+'.charCodeAt(0)
+// The first bytes of the lines the parser reads besides added ones: `commit `, `diff --git `, `@@ `.
+const MARKER_BYTES = new Set(['c', 'd', '@'].map((character) => character.charCodeAt(0)))
 
 /**
  * The lines every commit of every ref added (`git log -p --all`), under the given paths of one
@@ -104,21 +153,46 @@ function git(
  * they were added by an earlier commit, and are reported there.
  */
 function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFinding[]): string | undefined {
-  // A scanned repository is not trusted: its own config and attributes must neither change what the
-  // scan sees nor run a command (textconv drivers, an fsmonitor hook), so both are switched off.
+  // The repository's own config (.git/config, what it includes) and attributes must neither run a
+  // command nor change what the parser below reads, so every setting that could is fixed here:
+  // - run a command: a pager (--no-pager; git's output is a pipe anyway), external diff drivers
+  //   (diff.external, diff.<driver>.command), textconv drivers, an fsmonitor hook, gpg.program for
+  //   log.showSignature (a signed commit is verified by running it), a submodule's inline diff
+  //   (diff.submodule=diff runs a diff in the submodule under its own config);
+  // - hide lines: log.showRoot=false (no diff for a root commit: --root), replace refs that swap a
+  //   blob for a clean one (--no-replace-objects), a commit-graph file whose parents are not the
+  //   commits' own, as grafts would be (core.commitGraph=false);
+  // - change the format: colour, diff.noprefix and diff.mnemonicPrefix (the `+++ b/` the file name
+  //   is cut from), diff.relative, diff.interHunkContext (context lines between hunks would shift
+  //   line numbers), core.quotePath (names quoted in octal), log.showSignature's gpg lines.
+  // Hooks (core.hooksPath) do not run for log; --format fixes the header whatever format.pretty or
+  // log.decorate say.
   const log = git(top, [
+    '--no-pager',
+    '--no-replace-objects',
     '-c',
     'core.quotePath=false',
     '-c',
     'core.fsmonitor=false',
+    '-c',
+    'core.commitGraph=false',
     'log',
     '-p',
     '--all',
+    '--root',
+    '--no-show-signature',
     '--no-color',
     '--no-ext-diff',
     '--no-textconv',
+    // Files marked binary or -diff (lockfiles often are) would show as "Binary files … differ".
+    '--text',
+    '--submodule=short',
     '--no-renames',
+    '--no-relative',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
     '--unified=0',
+    '--inter-hunk-context=0',
     '--format=commit %H',
     '--',
     ...pathspecs,
@@ -130,9 +204,27 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
   // Between `diff --git` and the first hunk: a `+++ ` line there names the file; inside a hunk it
   // is an added line that starts with `++`.
   let header = false
-  for (const text of log.out.split('\n')) {
-    if (!header && text.startsWith('commit ')) {
+  const out = log.out
+  for (let start = 0; start < out.length; ) {
+    const newline = out.indexOf(NEWLINE, start)
+    const end = newline < 0 ? out.length : newline
+    const bytes = out.subarray(start, end)
+    start = end + 1
+    if (!header && bytes[0] === PLUS) {
+      if (file === undefined) continue
+      for (const { value, kind } of tokensInLine(bytes.subarray(1))) {
+        findings.push({ file, line, commit, kind, hint: tokenValueHint(value) })
+      }
+      line++
+      continue
+    }
+    // Removed lines (as long as added ones) are never decoded; header lines are short.
+    if (!header && !MARKER_BYTES.has(bytes[0] ?? NEWLINE)) continue
+    const text = bytes.toString('utf8')
+    if (text.startsWith('commit ')) {
+      // A diff with no hunk (an empty file, a mode change) ends at the next commit too.
       commit = text.slice(7, 19)
+      header = false
       file = undefined
     } else if (text.startsWith('diff --git ')) {
       header = true
@@ -142,11 +234,6 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     } else if (text.startsWith('@@ ')) {
       header = false
       line = Number(/\+(\d+)/.exec(text)?.[1] ?? 0)
-    } else if (!header && text.startsWith('+') && file !== undefined) {
-      for (const { value, kind } of findTokenValues(text.slice(1))) {
-        findings.push({ file, line, commit, kind, hint: tokenValueHint(value) })
-      }
-      line++
     }
   }
   return undefined
@@ -178,7 +265,7 @@ export function scanPaths(paths: readonly string[], options: ScanOptions = {}): 
     const from = directory ? path : dirname(path)
     const top = git(from, ['rev-parse', '--show-toplevel'])
     if (!top.ok) continue
-    const root = top.out.trim()
+    const root = top.out.toString('utf8').trim()
     const spec = relative(root, resolve(path)) || '.'
     repositories.set(root, [...(repositories.get(root) ?? []), spec])
   }

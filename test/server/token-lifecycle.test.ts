@@ -13,7 +13,10 @@ import { startExpress } from '../../examples/server/http/express.js'
 import { startFastify } from '../../examples/server/http/fastify.js'
 import type { RunningServer } from '../../examples/server/http/front-door.js'
 import { startHono } from '../../examples/server/http/hono.js'
+import { LEAK_REPORT_PATH, MAX_LEAK_REPORT_BYTES } from '../../examples/server/leaks/leak-reports.js'
 import { parseSecretScanningKeys } from '../../examples/server/leaks/secret-scanning-keys.js'
+import { bodyLimits } from '../../examples/server/request/body.js'
+import { MAX_BODY_BYTES } from '../../examples/server/routes/route-set.js'
 import { DEMO_SEED } from '../../examples/server/seed/demo.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { DAY_MS, hashTokenValue, MemoryTokenStore, type TokenRecord } from '../../src/index.js'
@@ -477,6 +480,67 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       expect((await api(target.server.port, value)).status).toBe(200)
     })
 
+    test('a signed report of 1000 entries of the longest a real report carries is read whole', async () => {
+      const target = capped()
+      const browser = await signedIn(target)
+      const leaked = await createToken(target, browser, { lifetime: '30' })
+      // GitHub's blob URL of a file deep in a long repository, 2,048 bytes; pretty-printed, as
+      // GitHub's examples are.
+      const blob = `https://github.com/${'o'.repeat(39)}/${'r'.repeat(100)}/blob/${'f'.repeat(40)}/`
+      const url = blob + 'd/'.repeat((2048 - blob.length) / 2)
+      const entries = Array.from({ length: 1000 }, (_, index) => ({
+        token: index === 999 ? leaked.value : generateTokenValue('oauth'),
+        type: 'data_access_policy_oauth_token',
+        url,
+        source: 'discussion_comment',
+      }))
+      const body = JSON.stringify(entries, null, 2)
+      // Far past the 64 KiB every other route reads, within the leak endpoint's own cap.
+      expect(Buffer.byteLength(body)).toBeGreaterThan(30 * MAX_BODY_BYTES)
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_LEAK_REPORT_BYTES)
+      const answer = await report(target, body, signed(body))
+      expect(answer.status).toBe(200)
+      const feedback = answer.body as { label: string }[]
+      expect(feedback).toHaveLength(1000)
+      expect(feedback.filter(({ label }) => label === 'true_positive')).toHaveLength(1)
+      expect(await api(target.server.port, leaked.value)).toEqual({ status: 401, code: 'invalid_token' })
+    })
+
+    test('a signed report over the leak endpoint’s cap is 413 and revokes nothing', async () => {
+      const target = capped()
+      const browser = await signedIn(target)
+      const leaked = await createToken(target, browser, { lifetime: '30' })
+      const valid = JSON.stringify([entry(leaked.value)])
+      // Still JSON: whitespace after the array, one byte past the cap.
+      const body = valid + ' '.repeat(MAX_LEAK_REPORT_BYTES + 1 - valid.length)
+      const answer = await report(target, body, signed(body))
+      expect(answer).toEqual({
+        status: 413,
+        body: {
+          error: {
+            status: 413,
+            message: 'Payload too large',
+            code: 'body_too_large',
+            detail: `the body must be at most ${MAX_LEAK_REPORT_BYTES} bytes`,
+          },
+        },
+      })
+      expect((await api(target.server.port, leaked.value)).status).toBe(200)
+    })
+
+    test('the larger cap is the leak endpoint’s only: a page still reads 64 KiB', async () => {
+      const target = capped()
+      const browser = await signedIn(target)
+      const list = await browser.get('/settings/tokens')
+      const created = await browser.post('/settings/tokens', {
+        csrf_token: csrfOf(list.body, '/settings/tokens'),
+        name: 'x'.repeat(MAX_BODY_BYTES),
+        scopes: ['public'],
+      })
+      expect(created.status).toBe(413)
+      expect(created.body).toContain(`at most ${MAX_BODY_BYTES} bytes`)
+    })
+
     test('a server without --secret-scanning-keys has no leak endpoint', async () => {
       const body = JSON.stringify([entry('x')])
       const response = await fetch(`${open().server.url}/secret-scanning/report`, {
@@ -486,5 +550,28 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       })
       expect(response.status).toBe(404)
     })
+  })
+})
+
+describe('body caps by route', () => {
+  test.each([
+    ['POST', LEAK_REPORT_PATH, MAX_LEAK_REPORT_BYTES],
+    ['POST', `${LEAK_REPORT_PATH}?from=github`, MAX_LEAK_REPORT_BYTES],
+    // Another spelling or method is not the leak endpoint's: the default, smaller cap.
+    ['POST', `${LEAK_REPORT_PATH}/`, MAX_BODY_BYTES],
+    ['POST', LEAK_REPORT_PATH.toUpperCase(), MAX_BODY_BYTES],
+    ['GET', LEAK_REPORT_PATH, MAX_BODY_BYTES],
+    ['POST', '/settings/tokens', MAX_BODY_BYTES],
+    [undefined, undefined, MAX_BODY_BYTES],
+  ])('%s %s reads up to %i bytes', (method, target, limit) => {
+    expect(bodyLimits(running.express.capped.app.routeSets)(method, target)).toBe(limit)
+  })
+
+  test('a route with its own cap and :params is refused: bodies are read before routing', () => {
+    const handle = () => Promise.reject(new Error('not called'))
+    const routes = [{ method: 'POST' as const, path: '/a/:id', handle, maxBodyBytes: 1 }]
+    expect(() => bodyLimits([{ name: 'x', routes }])).toThrow(
+      'POST /a/:id: a route with its own body cap cannot have :params',
+    )
   })
 })

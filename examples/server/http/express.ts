@@ -8,7 +8,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import { accessControl, requestOrigin } from '../../../adapters/express/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import { bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
+import { bodyLimits, bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -43,9 +43,11 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   // The app's body parser, as a host has one (`express.json()`, `express.urlencoded()`): it sets
   // `req.body`, which the adapter checks for an `access_token`, and keeps the bytes for the handlers.
   const bodies = new WeakMap<Request, ReadBody>()
+  const limitOf = bodyLimits(app.routeSets)
   web.use(async function parseBody(req: Request, _res: Response, next: express.NextFunction) {
     try {
-      const { read, parameters } = await readRequestBody(req, req.headers['content-type'])
+      const contentType = req.headers['content-type']
+      const { read, parameters } = await readRequestBody(req, contentType, limitOf(req.method, req.url))
       bodies.set(req, read)
       req.body = parameters
       next()

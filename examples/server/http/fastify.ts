@@ -8,7 +8,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { accessControl, requestOrigin } from '../../../adapters/fastify/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import { bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
+import { bodyLimits, bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -58,8 +58,11 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
     const contentType = contentTypes.get(request.raw)
     if (contentType !== undefined) request.raw.headers['content-type'] = contentType
   })
+  // Fastify's own bodyLimit does not apply to a parser that reads the stream itself: this cap does.
+  const limitOf = bodyLimits(app.routeSets)
   web.addContentTypeParser('*', function parseBody(request, payload, done) {
-    readRequestBody(payload, contentTypes.get(request.raw)).then(({ read, parameters }) => {
+    const limit = limitOf(request.raw.method, request.raw.url)
+    readRequestBody(payload, contentTypes.get(request.raw), limit).then(({ read, parameters }) => {
       bodies.set(request, read)
       done(null, parameters)
     }, done)

@@ -11,7 +11,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { type AccessEnv, accessControl } from '../../../adapters/hono/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import { bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
+import { type BodyLimit, bodyLimits, bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -26,18 +26,21 @@ const NO_BODY = Buffer.alloc(0)
 const bodies = new WeakMap<IncomingMessage, ReadBody>()
 
 /**
- * The body is read ahead with the cap every binding applies, and handed to `@hono/node-server` as
- * `incoming.rawBody` (its hook for a body read ahead, as Cloud Functions do), from which it builds
- * the Fetch request's body: the adapter then parses `c.req` for an `access_token` as on any Hono
- * app, and the handlers read the same bytes. A body past the cap reaches Hono empty (its handler
- * answers 413).
+ * The body is read ahead with the cap every binding applies (`limitOf`: the route's), and handed
+ * to `@hono/node-server` as `incoming.rawBody` (its hook for a body read ahead, as Cloud Functions
+ * do), from which it builds the Fetch request's body: the adapter then parses `c.req` for an
+ * `access_token` as on any Hono app, and the handlers read the same bytes. A body past the cap
+ * reaches Hono empty (its handler answers 413).
  */
-const readBodyAhead: MiddlewareHandler<Env> = async function readBodyAhead(c, next) {
-  const incoming = c.env.incoming as IncomingMessage & { rawBody?: Buffer }
-  const { read } = await readRequestBody(incoming, incoming.headers['content-type'])
-  bodies.set(incoming, read)
-  incoming.rawBody = read.ok ? read.bytes : NO_BODY
-  await next()
+function readBodyAhead(limitOf: BodyLimit): MiddlewareHandler<Env> {
+  return async function readBodyAhead(c, next) {
+    const incoming = c.env.incoming as IncomingMessage & { rawBody?: Buffer }
+    const limit = limitOf(incoming.method, incoming.url)
+    const { read } = await readRequestBody(incoming, incoming.headers['content-type'], limit)
+    bodies.set(incoming, read)
+    incoming.rawBody = read.ok ? read.bytes : NO_BODY
+    await next()
+  }
 }
 
 // The adapter's middleware is typed for its own variables only; on this app its context also
@@ -63,7 +66,7 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
     getConnInfo,
     trustProxy: trustProxy === false ? false : [...trustProxy],
   })
-  web.use('*', readBodyAhead)
+  web.use('*', readBodyAhead(bodyLimits(app.routeSets)))
 
   const requests = new WeakMap<Context, ApiRequest>()
   const neutral = (c: Context<Env>): ApiRequest => {

@@ -39,7 +39,7 @@ function unavailablePage(): RouteResult {
 export async function runRoute(route: Route, request: ApiRequest, report: ErrorReport): Promise<RouteResult> {
   try {
     if (route.access !== undefined && (await parameterBodyTooLarge(request)))
-      return bodyTooLarge(MAX_BODY_BYTES)
+      return bodyTooLarge(route.maxBodyBytes ?? MAX_BODY_BYTES)
     return await route.handle(request)
   } catch (error) {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)

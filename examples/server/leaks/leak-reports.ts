@@ -67,6 +67,24 @@ export interface LeakFeedback {
 
 // GitHub batches matches; a report larger than this is not one of its reports.
 const MAX_REPORTED = 1000
+
+// The longest entry a real report carries, in bytes of JSON: the token, 128 (a value matching the
+// published pattern is 42 characters; the rest is room for JSON escapes); the type
+// (`data_access_policy_oauth_token` is 30) and the source (`discussion_comment`,
+// `pull_request_body`: under 32), 64 each; the URL, 2,048 (GitHub's blob URL of a file deep in a
+// long repository at a 40-hex commit, with room for percent-encoding); and the keys, quotes, braces
+// and comma of `{"token":"…","type":"…","url":"…","source":"…"},` with pretty-printing's
+// indentation, 128.
+const MAX_ENTRY_BYTES = 128 + 64 + 64 + 2048 + 128
+
+/**
+ * The largest leak report the endpoint reads: {@link MAX_REPORTED} entries of the longest a real
+ * report carries, 1000 × 2,432 = 2,432,000 bytes (about 2.3 MiB). Every other route keeps the 64 KiB
+ * `MAX_BODY_BYTES`; this one is documented to take up to 1000 entries, which that cap refused from
+ * about 350 entries of a short URL.
+ */
+export const MAX_LEAK_REPORT_BYTES = MAX_REPORTED * MAX_ENTRY_BYTES
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
@@ -200,5 +218,8 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
     }
   }
 
-  return { name: 'leak-reports', routes: [{ method: 'POST', path: LEAK_REPORT_PATH, handle }] }
+  return {
+    name: 'leak-reports',
+    routes: [{ method: 'POST', path: LEAK_REPORT_PATH, handle, maxBodyBytes: MAX_LEAK_REPORT_BYTES }],
+  }
 }

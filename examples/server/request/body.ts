@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream'
 import { invalidParameter } from '../routes/http-result.js'
-import { type ApiRequest, MAX_BODY_BYTES, type RouteResult } from '../routes/route-set.js'
+import { type ApiRequest, MAX_BODY_BYTES, type RouteResult, type RouteSet } from '../routes/route-set.js'
 import { isFormContentType } from './form.js'
 
 /** The body is larger than the cap; the handler answers 413. */
@@ -133,19 +133,51 @@ export type ReadBody =
   | { readonly ok: true; readonly bytes: Buffer }
   | { readonly ok: false; readonly limit: number }
 
+/** The cap on a request's body, by its method and raw target: see {@link bodyLimits}. */
+export type BodyLimit = (method: string | undefined, target: string | undefined) => number
+
 /**
- * Reads a request body for a binding's body parser, capped at {@link MAX_BODY_BYTES}: what the
- * handlers read later (`ApiRequest.body`) and what the parser hands the framework as `req.body`.
+ * The body cap of every request of these route sets: {@link MAX_BODY_BYTES}, or the
+ * `maxBodyBytes` of the route whose exact path the target names (the bindings read a body before
+ * routing, so the cap cannot come from the matched route). A target that routes there by another
+ * spelling gets the default cap, the smaller one.
+ *
+ * @throws {Error} for a route with its own cap and `:params` in its path.
+ * @example
+ * const limitOf = bodyLimits(app.routeSets)
+ * limitOf('POST', '/secret-scanning/report') // MAX_LEAK_REPORT_BYTES
+ * limitOf('POST', '/settings/tokens')        // MAX_BODY_BYTES
+ */
+export function bodyLimits(sets: readonly RouteSet[]): BodyLimit {
+  const limits = new Map<string, number>()
+  for (const set of sets) {
+    for (const route of set.routes) {
+      if (route.maxBodyBytes === undefined) continue
+      if (route.path.includes(':')) {
+        throw new Error(`${route.method} ${route.path}: a route with its own body cap cannot have :params`)
+      }
+      limits.set(`${route.method} ${route.path}`, route.maxBodyBytes)
+    }
+  }
+  return (method, target) =>
+    limits.get(`${method ?? ''} ${(target ?? '').split('?', 1)[0]}`) ?? MAX_BODY_BYTES
+}
+
+/**
+ * Reads a request body for a binding's body parser, capped at `limit` (from {@link bodyLimits}):
+ * what the handlers read later (`ApiRequest.body`) and what the parser hands the framework as
+ * `req.body`.
  *
  * @example
- * const { read, parameters } = await readRequestBody(req, req.headers['content-type'])
+ * const { read, parameters } = await readRequestBody(req, req.headers['content-type'], limitOf(req.method, req.url))
  */
 export async function readRequestBody(
   stream: Readable,
   contentType: string | undefined,
+  limit: number,
 ): Promise<{ readonly read: ReadBody; readonly parameters: unknown }> {
   try {
-    const bytes = await readCapped(stream, MAX_BODY_BYTES)
+    const bytes = await readCapped(stream, limit)
     return { read: { ok: true, bytes }, parameters: parseBodyParameters(bytes, contentType) }
   } catch (error) {
     if (error instanceof BodyTooLargeError)

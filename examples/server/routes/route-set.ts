@@ -19,7 +19,7 @@ export interface ApiRequest {
   readonly principal: Principal | undefined
   /**
    * The raw request body (empty when there is none), read at most once and capped at
-   * {@link MAX_BODY_BYTES}; read here rather than by the framework because Fastify does not parse
+   * {@link MAX_BODY_BYTES} (or the route's {@link Route.maxBodyBytes}); read here rather than by the framework because Fastify does not parse
    * GET bodies and `@hono/node-server` drops them, while the listing accepts a JSON body on GET.
    */
   readonly body: () => Promise<Buffer>
@@ -45,7 +45,7 @@ export interface ApiRequest {
   readonly protocol: string
 }
 
-/** The largest request body a handler reads. */
+/** The largest request body a handler reads, unless its route says otherwise ({@link Route.maxBodyBytes}). */
 export const MAX_BODY_BYTES = 64 * 1024
 
 /**
@@ -119,6 +119,12 @@ export interface Route {
   /** The library's checks. Every API route has them; a route without them is a public page. */
   readonly access?: RouteAccess
   readonly handle: (request: ApiRequest) => Promise<RouteResult>
+  /**
+   * The largest body this route reads, where {@link MAX_BODY_BYTES} is too small for what it is
+   * documented to accept. Bodies are read before routing, so the cap is found by the exact path:
+   * a route with its own cap has no `:params`.
+   */
+  readonly maxBodyBytes?: number
   /**
    * The 503 when a store fails, where the default does not fit: an API route answers the policy's
    * 503, a page the 503 page (../http/run-route.ts); the OAuth JSON endpoints answer in their shape.
