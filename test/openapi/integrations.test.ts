@@ -72,7 +72,9 @@ function expectSecurity(document: Document, path: string, operation: Operation |
   expect(Object.keys(described.responses as object)).toEqual(
     expect.arrayContaining(['200', '400', '401', '403', '503']),
   )
-  expect((described['x-data-access'] as { requirement: string }).requirement).toBe(operation)
+  const access = described['x-data-access'] as { operation?: string; requirement: string }
+  expect(access.requirement).toBe(operation)
+  expect(access.operation).toBe(operation === 'authenticated' ? undefined : operation)
 }
 
 async function expectGuarded(base: string): Promise<void> {

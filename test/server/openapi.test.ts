@@ -14,7 +14,7 @@ import { expectValidDocument, minimalScopesFromTables } from '../openapi/validat
 type Operation = {
   security: Record<string, string[]>[]
   responses: Record<string, unknown>
-  'x-data-access': { requirement: string; scope?: string }
+  'x-data-access': { operation?: string; requirement: string; scope?: string }
 }
 type Document = { servers: { url: string }[]; paths: Record<string, Record<string, Operation>> }
 
@@ -68,6 +68,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
         requirement: operation ?? 'authenticated',
         scope,
       })
+      expect(described!['x-data-access'].operation, name).toBe(operation)
       expect(Object.keys(described!.responses), name).toEqual(expect.arrayContaining(['401', '403', '503']))
     }
   })
