@@ -98,7 +98,7 @@ describe('Fastify with @fastify/swagger', () => {
       openapi: { openapi: '3.1.0', info: INFO, components: { securitySchemes: securitySchemes(openapi) } },
       transform: openApiTransform(openapi),
     })
-    await app.register(fastifyAccess, { policy })
+    await app.register(fastifyAccess, { policy, openapi })
     const dataset: FastifyResourceResolver<DatasetParams> = (request) =>
       describeDataset(request.params, request.principal)
     app.get<{ Params: DatasetParams }>(
