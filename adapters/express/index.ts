@@ -48,8 +48,10 @@ import {
 } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
 import { prepareRequest, storeAccess } from './request-properties.js'
+import { type ExpressRoutesOptions, tagRequirement, walkRoutes } from './route-registry.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
+export type { ExpressRoutesOptions, SkippedRoute } from './route-registry.js'
 
 /** Express's default route parameters (`ParamsDictionary`). */
 type ParamsDictionary = Request['params']
@@ -138,11 +140,26 @@ export interface ExpressAccessControl {
     ...handlers: readonly RequestHandler<P>[]
   ): void
   /**
-   * The routes registered through {@link ExpressAccessControl.route}, in registration order, for
-   * `describeRoutes` of `data-access-policy/openapi`. Paths are as registered: a router mounted
-   * under a prefix has its routes recorded without it.
+   * The guarded routes, for `describeRoutes` of `data-access-policy/openapi`.
+   *
+   * With an app (or a `Router`): every route of it whose handlers or mounted middleware include
+   * {@link ExpressAccessControl.require} (its operation) or {@link ExpressAccessControl.authenticate}
+   * (`authenticated`), found by walking Express 5's router in registration order, mounted routers
+   * included with their mount path; a route with both is described by its operation. Then the
+   * routes of {@link ExpressAccessControl.route} the walk did not meet, as registered. A route whose
+   * path (or mount path) is a RegExp, a wildcard or has optional parts, one on a method OpenAPI does
+   * not have or on all methods (`app.all`), and routes of a mounted sub-app (`app.use(path, subApp)`:
+   * walk `subApp` itself and prefix its paths) are left out; `options.onSkip` is told of each.
+   *
+   * Without an app: the routes registered through {@link ExpressAccessControl.route} only, in
+   * registration order, with their paths as registered (without the prefix of the router's mount).
+   *
+   * @throws {InvalidArgumentError} when `app` is neither an Express 5 app nor a router.
+   * @example
+   * app.get('/api/v1/datasets/:owner/:name/metadata', access.require('dataset.metadata', resolve), handler)
+   * describeRoutes(access.routes(app)) // GET /api/v1/datasets/{owner}/{name}/metadata: data.metadata
    */
-  routes(): readonly RouteDescription[]
+  routes(app?: IRouter, options?: ExpressRoutesOptions): readonly RouteDescription[]
 }
 
 /**
@@ -197,7 +214,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     resolve: ExpressResourceResolver<P>,
   ): RequestHandler<P> {
     checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
-    return function requireAccess(req, res, next) {
+    return tagRequirement<RequestHandler<P>>(function requireAccess(req, res, next) {
       const direct = prepareRequest(req)
       const requirement = {
         operation,
@@ -216,10 +233,12 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
         },
         next,
       )
-    }
+    }, operation)
   }
+  tagRequirement(authenticate, 'authenticated')
 
-  const registered: RouteDescription[] = []
+  // Each route of `route`, by its own guard: the walk of `routes(app)` knows it by that function.
+  const registered = new Map<RequestHandler, RouteDescription>()
 
   return Object.freeze({
     authenticate,
@@ -234,15 +253,17 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       if (!ROUTE_METHODS.includes(method)) {
         throw new InvalidArgumentError(`${name}: method must be one of ${ROUTE_METHODS.join(', ')}`)
       }
+      // Authenticate-only routes get a guard of their own too, so that each is known by its function.
       const check =
         operation === undefined && resource === undefined
-          ? authenticate
+          ? tagRequirement<RequestHandler>((req, res, next) => authenticate(req, res, next), 'authenticated')
           : (guard(checkRouteAccess(operation, resource, name), resource!) as RequestHandler)
       // Registered before it is recorded: a path Express refuses is never described.
       router.route(path)[LOWER[method]](check, ...(handlers as RequestHandler[]))
-      registered.push({ method, path, operation: operation ?? 'authenticated' })
+      registered.set(check, { method, path, operation: operation ?? 'authenticated' })
     },
-    routes: () => Object.freeze([...registered]),
+    routes: (app?: IRouter, options?: ExpressRoutesOptions) =>
+      Object.freeze(app === undefined ? [...registered.values()] : walkRoutes(app, registered, options)),
     sendData(req: Request, res: Response, data: DataResponse): void {
       const prepared = prepareData(policy, admitted.get(req)?.allow, data)
       if (prepared.ok) writeBody(res, prepared)

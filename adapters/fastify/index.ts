@@ -19,6 +19,8 @@ import type {
   Principal,
   Resource,
 } from '../../src/index.js'
+import type { OpenApiOptions } from '../../src/openapi/index.js'
+import { operationSecurity } from '../../src/openapi/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
 import {
   type Admission,
@@ -42,6 +44,7 @@ import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
 import { isEncrypted, whenClosed } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
+import { describeAccess } from './openapi.js'
 import { COVERED, guardUncoveredRoutes } from './uncovered-routes.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
@@ -88,6 +91,14 @@ export interface FastifyRouteAccess<P = unknown> {
 export interface FastifyAccessControlOptions {
   /** The policy built once with `createAccessPolicy`. */
   readonly policy: AccessPolicy
+  /**
+   * How every route with `config.access` is described for `@fastify/swagger`: its schema gets the
+   * `security` requirement and `x-data-access` of `data-access-policy/openapi`, built with these
+   * options (pass the document's: `issuer`, `openapi`, `anonymous`), where the host's schema sets
+   * neither. Keys Fastify ignores at run time; the denial responses come from `openApiTransform`.
+   * `false` leaves route schemas alone. Default `{}`: the bearer scheme, OpenAPI 3.1.
+   */
+  readonly openapi?: OpenApiOptions | false
 }
 
 declare module 'fastify' {
@@ -112,7 +123,7 @@ declare module 'fastify' {
 }
 
 async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOptions): Promise<void> {
-  const { policy } = options
+  const { policy, openapi = {} } = options
   // Fastify's own refusal ("the decorator 'principal' has already been added") names neither the
   // cause nor the fix.
   if (fastify.hasRequestDecorator('principal')) {
@@ -121,6 +132,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
       'is registered inside the scope of another accessControl instance; register each instance in a scope of its own (sibling plugins), or once on the root',
     )
   }
+  // Checked now, so that a bad option fails at registration rather than on the first route.
+  if (openapi !== false) operationSecurity('authenticated', openapi)
 
   fastify.decorateRequest('principal', undefined)
   fastify.decorateRequest('accessDecision', undefined)
@@ -168,10 +181,14 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     const access = route.config?.access
     if (access === undefined) return
     route.config = { ...route.config, [COVERED]: true } as FastifyContextConfig
+    let requirement: Operation | 'authenticated' = 'authenticated'
     if (access.operation !== undefined || access.resource !== undefined) {
       const methods = Array.isArray(route.method) ? route.method : [route.method]
-      checkRouteAccess(access.operation, access.resource, `${methods.join(',')} ${route.url}`)
+      requirement = checkRouteAccess(access.operation, access.resource, `${methods.join(',')} ${route.url}`)
     }
+    // Here, before Fastify builds the route's context, and in the route options @fastify/swagger
+    // keeps: the document reads them when it is built, whatever the plugins' order.
+    if (openapi !== false) describeAccess(route, requirement, openapi)
   })
   guardUncoveredRoutes(fastify, policy)
 

@@ -7,6 +7,53 @@ import {
   type RouteRequirement,
 } from '../../src/openapi/index.js'
 
+// What the plugin's `onRoute` wrote into a route's schema by itself (see `describeAccess`), kept in
+// the route's config: the transform tells it from what the host wrote, and replaces it with what its
+// own options say. JSON, so that a host transform that copies the schema deeply changes nothing.
+const AUTOMATIC = Symbol('data-access-policy.openapi')
+
+interface Automatic {
+  security?: string
+  extension?: string
+}
+
+type DescribedRoute = Pick<RouteOptions, 'config' | 'schema'>
+
+/**
+ * Documents a route with `config.access` in its own schema, for `@fastify/swagger` to read when it
+ * builds the document: `security` and `x-data-access`, where the host wrote neither. Both are keys
+ * Fastify ignores at run time (it validates `body`, `querystring`, `params` and `headers`, and
+ * serializes by `response`); the denial responses are not added, since a `response` schema would
+ * make Fastify serialize the host's own bodies by it. Call it from `onRoute`, before the route's
+ * context is built, with the route's checked requirement.
+ */
+export function describeAccess(
+  route: DescribedRoute,
+  requirement: RouteRequirement,
+  options: OpenApiOptions,
+): void {
+  const owned = operationSecurity(requirement, options)
+  const schema = (route.schema ?? {}) as FastifySchema & Record<string, unknown>
+  const automatic: Automatic = {}
+  const added: Record<string, unknown> = {}
+  if (schema.security === undefined) {
+    added.security = owned.security
+    automatic.security = JSON.stringify(owned.security)
+  }
+  if (schema[DATA_ACCESS_EXTENSION] === undefined) {
+    added[DATA_ACCESS_EXTENSION] = owned[DATA_ACCESS_EXTENSION]
+    automatic.extension = JSON.stringify(owned[DATA_ACCESS_EXTENSION])
+  }
+  // A new object: a schema the host shares between routes is never changed under it.
+  route.schema = { ...schema, ...added } as FastifySchema
+  route.config = { ...route.config, [AUTOMATIC]: automatic } as NonNullable<RouteOptions['config']>
+}
+
+// The host's own value of a key, or undefined where the plugin wrote it by itself.
+function hostValue(value: unknown, automatic: string | undefined): unknown {
+  return automatic !== undefined && JSON.stringify(value) === automatic ? undefined : value
+}
+
 /** What `@fastify/swagger` passes a `transform` for each route (the parts read here). */
 export interface OpenApiTransformInput {
   /** The route's schema, as the host wrote it (absent when it wrote none). */
@@ -56,6 +103,9 @@ function routeResponse(response: ResponseObject): Record<string, unknown> {
  * winning where both set one (its `security`, a response status it describes). Routes without
  * `config.access` pass through as the host's transform (if any) left them. It changes what the
  * document says only: the route's schema at run time (validation, serialization) is untouched.
+ * The `security` and `x-data-access` the plugin writes into a route's schema by itself are not the
+ * host's: the transform replaces them with what its own options say, so it may be added or left
+ * out at will.
  *
  * @throws {InvalidArgumentError} naming a bad option (`options.issuer`, `options.openapi`).
  * @example
@@ -81,7 +131,9 @@ export function openApiTransform(options: OpenApiTransformOptions = {}): OpenApi
     const schema = (base.schema ?? {}) as FastifySchema & {
       security?: unknown
       response?: Record<string, unknown>
+      [DATA_ACCESS_EXTENSION]?: unknown
     }
+    const automatic = (input.route.config as { [AUTOMATIC]?: Automatic } | undefined)?.[AUTOMATIC] ?? {}
     const denials = Object.fromEntries(
       Object.entries(owned.responses).map(([status, response]) => [status, routeResponse(response)]),
     )
@@ -91,11 +143,12 @@ export function openApiTransform(options: OpenApiTransformOptions = {}): OpenApi
     return {
       url: base.url,
       schema: {
-        [DATA_ACCESS_EXTENSION]: owned[DATA_ACCESS_EXTENSION],
         ...schema,
-        security: schema.security ?? owned.security,
+        [DATA_ACCESS_EXTENSION]:
+          hostValue(schema[DATA_ACCESS_EXTENSION], automatic.extension) ?? owned[DATA_ACCESS_EXTENSION],
+        security: hostValue(schema.security, automatic.security) ?? owned.security,
         response: { ...success, ...denials, ...schema.response },
-      } as FastifySchema,
+      } as unknown as FastifySchema,
     }
   }
 }

@@ -102,7 +102,15 @@ export type RouteRequirement = Operation | 'authenticated' | 'public'
  * linter, or a gateway) can act on.
  */
 export type DataAccessExtension = {
-  /** The operation of the catalogue, or `authenticated` / `public` (see {@link RouteRequirement}). */
+  /**
+   * The operation of the catalogue the route is guarded with (`table.read`…). Absent on an
+   * `authenticated` or `public` route: no operation is checked there, and `requirement` says which.
+   */
+  operation?: Operation
+  /**
+   * What the route requires: its operation, or `authenticated` / `public` (see
+   * {@link RouteRequirement}). Equal to `operation` where there is one; the one key every route has.
+   */
   requirement: RouteRequirement
   /** The kind of resource the operation acts on, when it names one. */
   resource?: 'dataset' | 'workflow' | 'organization'

@@ -200,6 +200,7 @@ function extension(requirement: RouteRequirement, codes: DenyCode[]): DataAccess
   }
   const { need } = spec
   return {
+    operation: requirement as Operation,
     requirement,
     resource: need.kind,
     level: need.kind === 'organization' ? 'admin' : need.level,

@@ -72,7 +72,9 @@ function expectSecurity(document: Document, path: string, operation: Operation |
   expect(Object.keys(described.responses as object)).toEqual(
     expect.arrayContaining(['200', '400', '401', '403', '503']),
   )
-  expect((described['x-data-access'] as { requirement: string }).requirement).toBe(operation)
+  const access = described['x-data-access'] as { operation?: string; requirement: string }
+  expect(access.requirement).toBe(operation)
+  expect(access.operation).toBe(operation === 'authenticated' ? undefined : operation)
 }
 
 async function expectGuarded(base: string): Promise<void> {
@@ -96,7 +98,7 @@ describe('Fastify with @fastify/swagger', () => {
       openapi: { openapi: '3.1.0', info: INFO, components: { securitySchemes: securitySchemes(openapi) } },
       transform: openApiTransform(openapi),
     })
-    await app.register(fastifyAccess, { policy })
+    await app.register(fastifyAccess, { policy, openapi })
     const dataset: FastifyResourceResolver<DatasetParams> = (request) =>
       describeDataset(request.params, request.principal)
     app.get<{ Params: DatasetParams }>(

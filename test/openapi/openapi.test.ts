@@ -52,6 +52,7 @@ describe('operationSecurity walks the catalogue with the decision tables', () =>
     const spec = OPERATIONS[operation]
     const access = operationSecurity(operation)['x-data-access']
     expect(access).toMatchObject({
+      operation,
       requirement: operation,
       resource: spec.need.kind,
       dataContent: spec.dataContent,
@@ -83,6 +84,15 @@ describe('operationSecurity walks the catalogue with the decision tables', () =>
 })
 
 describe('authenticated, public and anonymous routes say so', () => {
+  test.each(['authenticated', 'public'] as const)(
+    '%s: x-data-access names no operation, its requirement says what is checked',
+    (requirement) => {
+      const access = operationSecurity(requirement)['x-data-access']
+      expect(access.requirement).toBe(requirement)
+      expect(Object.keys(access)).not.toContain('operation')
+    },
+  )
+
   test('authenticated: any token, scope public, no resource denials', () => {
     const { security, responses, 'x-data-access': access } = operationSecurity('authenticated')
     expect(security).toEqual([{ bearer: ['public'] }])
