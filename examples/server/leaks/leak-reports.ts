@@ -26,7 +26,7 @@ import {
   type TokenStore,
   tokenStatusOfHash,
 } from '../../../src/index.js'
-import { BodyTooLargeError } from '../request/body.js'
+import { BodyReadersBusyError, BodyTooLargeError } from '../request/body.js'
 import { bodyTooLarge, json } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult, RouteSet } from '../routes/route-set.js'
 import { REPLAY_WINDOW_MS, type ReportReplayStore } from './report-replays.js'
@@ -192,6 +192,21 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
       body = await request.body()
     } catch (error) {
       if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
+      // Senders retry: a few seconds frees the slots of the large reports being read now.
+      if (error instanceof BodyReadersBusyError) {
+        return json(
+          {
+            error: {
+              status: 503,
+              message: 'Service unavailable',
+              code: 'service_unavailable',
+              detail: 'too many large reports are being read; try again later',
+            },
+          },
+          503,
+          { 'retry-after': '5' },
+        )
+      }
       throw error
     }
     const unsigned = verified(body, request, keys)

@@ -21,36 +21,84 @@ export class BodyTooLargeError extends Error {
 }
 
 /**
+ * Reads past {@link MAX_BODY_BYTES} (a route with a larger cap of its own) go on only while fewer
+ * than this many others do: the larger cap is there for a sender's big report, and without a bound
+ * a crowd of slow senders could each make the process hold that much.
+ */
+export const MAX_CONCURRENT_LARGE_BODIES = 4
+
+// Reads now holding one of the slots of MAX_CONCURRENT_LARGE_BODIES.
+let largeBodies = 0
+
+/** The body passed {@link MAX_BODY_BYTES} while every large-body slot was taken; the handler answers 503. */
+export class BodyReadersBusyError extends Error {
+  constructor() {
+    super(`more than ${MAX_CONCURRENT_LARGE_BODIES} large request bodies are being read`)
+    this.name = 'BodyReadersBusyError'
+  }
+}
+
+/**
  * Reads a stream to its end, failing as soon as it exceeds `limit` bytes. Past the cap the stream
  * is left paused, not destroyed: the connection must stay up for the 413, and Node's server
- * discards the rest of the body once the response has ended.
+ * discards the rest of the body once the response has ended. Past {@link MAX_BODY_BYTES} the read
+ * takes one of {@link MAX_CONCURRENT_LARGE_BODIES} slots, or fails with {@link BodyReadersBusyError}.
  *
- * @throws {BodyTooLargeError} past the cap.
+ * The bytes go into one buffer grown by doubling, never a list of the chunks as they came: a body
+ * sent in 1-byte chunks made a Buffer per byte (the leak-report route's 2.4 MB cap held 475 MB of
+ * heap that way, measured by the security review).
+ *
+ * @throws {BodyTooLargeError} past the cap; {@link BodyReadersBusyError} when no slot is free.
  */
 function readCapped(stream: Readable, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
+    let buffer = Buffer.alloc(Math.min(limit, 16 * 1024))
     let length = 0
+    let slot = false
     const settle = (error: Error | undefined) => {
       stream.off('data', onData)
       stream.off('end', onEnd)
       stream.off('error', onError)
-      if (error === undefined) resolve(Buffer.concat(chunks))
+      stream.off('close', onClose)
+      if (slot) largeBodies--
+      slot = false
+      if (error === undefined) resolve(buffer.subarray(0, length))
       else reject(error)
     }
     const onData = (chunk: Buffer | string) => {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
-      length += bytes.byteLength
-      if (length > limit) {
+      const next = length + bytes.byteLength
+      if (next > limit) {
         stream.pause()
         settle(new BodyTooLargeError(limit))
-      } else chunks.push(bytes)
+        return
+      }
+      if (next > MAX_BODY_BYTES && !slot) {
+        if (largeBodies >= MAX_CONCURRENT_LARGE_BODIES) {
+          stream.pause()
+          settle(new BodyReadersBusyError())
+          return
+        }
+        largeBodies++
+        slot = true
+      }
+      if (next > buffer.byteLength) {
+        const grown = Buffer.alloc(Math.min(limit, Math.max(2 * buffer.byteLength, next)))
+        buffer.copy(grown, 0, 0, length)
+        buffer = grown
+      }
+      bytes.copy(buffer, length)
+      length = next
     }
     const onEnd = () => settle(undefined)
     const onError = (error: Error) => settle(error)
+    // A sender that goes away mid-body may end the stream with neither `end` nor `error`: the read
+    // must still end, and give its slot back.
+    const onClose = () => settle(new Error('the request closed before its body ended'))
     stream.on('data', onData)
     stream.on('end', onEnd)
     stream.on('error', onError)
+    stream.on('close', onClose)
   })
 }
 
@@ -128,10 +176,11 @@ export function parseBodyParameters(body: Buffer, contentType: string | undefine
   }
 }
 
-/** A body read ahead by a binding's parser: its bytes, or the cap it passed. */
+/** A body read ahead by a binding's parser: its bytes, the cap it passed, or no large-body slot free. */
 export type ReadBody =
   | { readonly ok: true; readonly bytes: Buffer }
   | { readonly ok: false; readonly limit: number }
+  | { readonly ok: false; readonly busy: true }
 
 /** The cap on a request's body, by its method and raw target: see {@link bodyLimits}. */
 export type BodyLimit = (method: string | undefined, target: string | undefined) => number
@@ -142,7 +191,7 @@ export type BodyLimit = (method: string | undefined, target: string | undefined)
  * routing, so the cap cannot come from the matched route). A target that routes there by another
  * spelling gets the default cap, the smaller one.
  *
- * @throws {Error} for a route with its own cap and `:params` in its path.
+ * @throws {Error} for a route with its own cap and `:params` in its path, or `access` (an API route).
  * @example
  * const limitOf = bodyLimits(app.routeSets)
  * limitOf('POST', '/secret-scanning/report') // MAX_LEAK_REPORT_BYTES
@@ -155,6 +204,10 @@ export function bodyLimits(sets: readonly RouteSet[]): BodyLimit {
       if (route.maxBodyBytes === undefined) continue
       if (route.path.includes(':')) {
         throw new Error(`${route.method} ${route.path}: a route with its own body cap cannot have :params`)
+      }
+      // Its body is read without parameters (readRequestBody), which a guard must see.
+      if (route.access !== undefined) {
+        throw new Error(`${route.method} ${route.path}: a route with its own body cap cannot be an API route`)
       }
       limits.set(`${route.method} ${route.path}`, route.maxBodyBytes)
     }
@@ -178,23 +231,32 @@ export async function readRequestBody(
 ): Promise<{ readonly read: ReadBody; readonly parameters: unknown }> {
   try {
     const bytes = await readCapped(stream, limit)
-    return { read: { ok: true, bytes }, parameters: parseBodyParameters(bytes, contentType) }
+    // A route with a cap of its own is no API route (bodyLimits refuses one with `access`): no
+    // adapter looks at its parameters, and parsing megabytes of JSON would hold the event loop.
+    const parameters = limit === MAX_BODY_BYTES ? parseBodyParameters(bytes, contentType) : undefined
+    return { read: { ok: true, bytes }, parameters }
   } catch (error) {
     if (error instanceof BodyTooLargeError)
       return { read: { ok: false, limit: error.limit }, parameters: undefined }
+    if (error instanceof BodyReadersBusyError)
+      return { read: { ok: false, busy: true }, parameters: undefined }
     throw error
   }
 }
 
 /**
- * The handlers' view of a body read ahead: its bytes, or {@link BodyTooLargeError} (→ 413).
+ * The handlers' view of a body read ahead: its bytes, {@link BodyTooLargeError} (→ 413), or
+ * {@link BodyReadersBusyError} (→ 503).
  *
  * @example
  * const body = bodyReader(read)
  */
 export function bodyReader(read: ReadBody | undefined): () => Promise<Buffer> {
   if (read === undefined) return () => Promise.resolve(EMPTY)
-  return read.ok ? () => Promise.resolve(read.bytes) : () => Promise.reject(new BodyTooLargeError(read.limit))
+  if (read.ok) return () => Promise.resolve(read.bytes)
+  return 'busy' in read
+    ? () => Promise.reject(new BodyReadersBusyError())
+    : () => Promise.reject(new BodyTooLargeError(read.limit))
 }
 
 const EMPTY = Buffer.alloc(0)
