@@ -102,3 +102,34 @@ describe('ClientRegistry.checkFirst', () => {
     expect(checks.count).toBe(0)
   })
 })
+
+describe('ClientRegistry.isKnownIntrospector', () => {
+  test('only a resource server whose secret scrypt accepted within the TTL, without scrypt', async () => {
+    let now = 1_000_000
+    const clients = new ClientRegistry(
+      [
+        { id: 'rs', secretHash, redirectUris: [], offline: false, introspect: true },
+        { id: 'app', secretHash, redirectUris: [], offline: false, introspect: false },
+      ],
+      () => now,
+    )
+    const body = (id: string, secret: string) => ({ client_id: id, client_secret: secret })
+    const header = (id: string, secret: string) =>
+      `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`
+    expect(clients.isKnownIntrospector(body('rs', SECRET), undefined)).toBe(false)
+    for (const id of ['rs', 'app']) {
+      await clients.lookupFor(body(id, SECRET), undefined)(id)
+    }
+    expect(checks.count).toBe(2)
+    expect(clients.isKnownIntrospector(body('rs', SECRET), undefined)).toBe(true)
+    expect(clients.isKnownIntrospector({}, header('rs', SECRET))).toBe(true)
+    expect(clients.isKnownIntrospector(body('rs', `${SECRET}x`), undefined)).toBe(false)
+    expect(clients.isKnownIntrospector({ client_id: 'rs' }, undefined)).toBe(false)
+    // A client proven but not allowed to introspect, or one nobody registered.
+    expect(clients.isKnownIntrospector(body('app', SECRET), undefined)).toBe(false)
+    expect(clients.isKnownIntrospector(body('nobody', SECRET), undefined)).toBe(false)
+    expect(checks.count).toBe(2)
+    now += VERIFIED_SECRET_TTL_MS
+    expect(clients.isKnownIntrospector(body('rs', SECRET), undefined)).toBe(false)
+  })
+})

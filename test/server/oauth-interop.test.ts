@@ -262,18 +262,24 @@ describe.each(FRAMEWORKS)('introspection has a budget of its own on %s', (framew
     })
   })
 
-  test("a network over the token endpoint's limit still introspects, up to its own limit", async () => {
-    const refresh = { grant_type: 'refresh_token', refresh_token: 'x', client_id: 'web' }
-    await postForm(`${server.url}/oauth/token`, refresh)
-    expect((await postForm(`${server.url}/oauth/token`, refresh)).status).toBe(429)
-    const introspect = () => postForm(`${server.url}/oauth/introspect`, { token: 'x' })
-    // Not 429: the endpoint answers (no client authentication here), three times.
-    for (let i = 0; i < 3; i++) expect((await introspect()).status).toBe(401)
-    const limited = await introspect()
-    expect(limited.status).toBe(429)
-    expect(limited.body).toMatchObject({ error: 'temporarily_unavailable' })
+  test("only for a resource server whose secret was proven: everyone else counts against the token endpoint's", async () => {
+    const introspect = (extra: { authorization?: string } = {}) =>
+      postForm(`${server.url}/oauth/introspect`, { token: 'x' }, extra)
+    // The resource server's first call proves its secret, counted against the token endpoint's limit.
+    expect((await introspect(RS_AUTH)).status).toBe(200)
+    // That limit is now spent: a caller without credentials, or with a wrong secret, is over it.
+    expectLimited(await introspect())
+    expectLimited(await introspect({ authorization: basic('rs', 'wrong') }))
+    // The proven resource server goes on, up to its own limit.
+    for (let i = 0; i < 3; i++) expect((await introspect(RS_AUTH)).status).toBe(200)
+    expectLimited(await introspect(RS_AUTH))
   })
 })
+
+function expectLimited(answer: { status: number; body: unknown }) {
+  expect(answer.status).toBe(429)
+  expect(answer.body).toMatchObject({ error: 'temporarily_unavailable' })
+}
 
 describe.each(FRAMEWORKS)(
   'a client registered with a localhost redirect URI on %s (RFC 8252 §7.3)',

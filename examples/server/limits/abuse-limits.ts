@@ -31,9 +31,9 @@ export interface AbuseLimits {
   /** `POST /oauth/token` and `POST /oauth/revoke`, per network. */
   readonly token: Limit
   /**
-   * `POST /oauth/introspect`, per network: a resource server asks for every token its cache does
-   * not hold, so it gets a budget of its own, larger than a client's (each call still checks the
-   * resource server's secret, through the hash queue that is fair per network).
+   * `POST /oauth/introspect` by a resource server whose secret was proven within the last minutes
+   * (oauth/client-registry.ts), per network: it asks for every token its cache does not hold, so it
+   * gets a budget of its own, larger than a client's. Any other introspection counts as `token`.
    */
   readonly introspection: Limit
   /** User codes entered on `POST /device`, right or wrong, per network. */

@@ -149,13 +149,38 @@ export class ClientRegistry {
     if (typeof named === 'string' && named !== '') await Promise.resolve(clients(named)).catch(() => {})
   }
 
-  // scrypt, unless this secret is the one scrypt accepted for the client within the TTL.
-  async #verify(client: SeedOAuthClient, presented: string, network: string | undefined): Promise<boolean> {
-    const mac = createHmac('sha256', this.#macKey).update(presented).digest()
+  /**
+   * Whether the request authenticates, by a secret scrypt accepted within the TTL, as a client
+   * allowed to introspect: a check without scrypt, so that only a proven resource server counts
+   * against introspection's larger limit, and everyone else against the token endpoint's.
+   *
+   * @example
+   * const limit = registry.isKnownIntrospector(params, authorization) ? 'introspection' : 'token'
+   */
+  isKnownIntrospector(params: OAuthParams, authorization: string | undefined): boolean {
+    const basic = basicCredentials(authorization)
+    const id = basic?.id ?? params.client_id
+    const presented = basic?.secret ?? bodySecret(params)
+    if (typeof id !== 'string' || presented === undefined) return false
+    const client = this.#clients.get(id)
+    return (
+      client?.introspect === true && client.secretHash !== undefined && this.#remembers(client, presented)
+    )
+  }
+
+  // Whether `presented` is the secret scrypt accepted for the client within the TTL.
+  #remembers(client: SeedOAuthClient, presented: string): boolean {
     const known = this.#verified.get(client.id)
     // Written as "before" so that a NaN clock never counts as within the TTL.
-    if (known !== undefined && this.#now() < known.until && timingSafeEqual(known.mac, mac)) return true
+    if (known === undefined || !(this.#now() < known.until)) return false
+    return timingSafeEqual(known.mac, createHmac('sha256', this.#macKey).update(presented).digest())
+  }
+
+  // scrypt, unless this secret is the one scrypt accepted for the client within the TTL.
+  async #verify(client: SeedOAuthClient, presented: string, network: string | undefined): Promise<boolean> {
+    if (this.#remembers(client, presented)) return true
     if (!(await verifyPasswordFor(network, presented, client.secretHash!))) return false
+    const mac = createHmac('sha256', this.#macKey).update(presented).digest()
     this.#verified.set(client.id, { mac, until: this.#now() + VERIFIED_SECRET_TTL_MS })
     return true
   }

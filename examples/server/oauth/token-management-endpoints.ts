@@ -17,19 +17,23 @@ import type { OAuthContext } from './oauth-context.js'
 // The options both endpoints take (introspection adds an optional `usernameOf`).
 type EndpointOptions = HandleRevocationRequestOptions
 
-// What both endpoints do around the core: the network's limit (revocation shares the token
-// endpoint's, introspection has its own), the request read as the token endpoint reads it, the
-// client looked up for this network.
+// What both endpoints do around the core: the network's limit, the request read as the token
+// endpoint reads it, the client looked up for this network. Revocation shares the token endpoint's
+// limit; introspection has a larger one of its own, but only for a resource server whose secret
+// was proven within the last minutes (anyone else, a resource server's first call included,
+// counts against the token endpoint's, so a guesser gets no more checks than there).
 async function answer(
   what: string,
-  limit: 'token' | 'introspection',
+  introspection: boolean,
   context: OAuthContext,
   request: ApiRequest,
   handle: (params: OAuthParams, options: EndpointOptions) => Promise<OAuthEndpointResponse<unknown>>,
 ): Promise<RouteResult> {
-  const limited = await overLimit(context, request, limit)
-  if (limited !== undefined) return limited
   const checked = await readRequest(request)
+  const known =
+    checked.ok && introspection && context.clients.isKnownIntrospector(checked.params, checked.authorization)
+  const limited = await overLimit(context, request, known ? 'introspection' : 'token')
+  if (limited !== undefined) return limited
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
   const options: EndpointOptions = {
@@ -50,7 +54,7 @@ async function answer(
  * { method: 'POST', path: '/oauth/revoke', handle: (request) => revoke(context, request) }
  */
 export function revoke(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  return answer('POST /oauth/revoke', 'token', context, request, handleRevocationRequest)
+  return answer('POST /oauth/revoke', false, context, request, handleRevocationRequest)
 }
 
 /**
@@ -60,7 +64,7 @@ export function revoke(context: OAuthContext, request: ApiRequest): Promise<Rout
  * { method: 'POST', path: '/oauth/introspect', handle: (request) => introspect(context, request) }
  */
 export function introspect(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
-  return answer('POST /oauth/introspect', 'introspection', context, request, (params, options) =>
+  return answer('POST /oauth/introspect', true, context, request, (params, options) =>
     // The server's user ids are the users' handles: what a person signs in with.
     handleIntrospectionRequest(params, { ...options, usernameOf: (userId) => userId }),
   )
