@@ -199,12 +199,16 @@ describe.each(FRAMEWORKS)(
       ['/.well-known/oauth-authorization-server', 'issuer', 'https://data.example.org/dap'],
       ['/.well-known/oauth-protected-resource/dap/api/v1', 'resource', 'https://data.example.org/dap/api/v1'],
       ['/.well-known/oauth-protected-resource/dap', 'resource', 'https://data.example.org/dap'],
-      // RFC 9728 §3.3: the root location describes the resource its URL was formed from, the host.
-      ['/.well-known/oauth-protected-resource', 'resource', 'https://data.example.org'],
     ])('%s answers its %s: %s', async (path, field, value) => {
       const response = await fetch(`${server.url}${path}`)
       expect(response.status).toBe(200)
       expect(((await response.json()) as Record<string, unknown>)[field]).toBe(value)
+    })
+
+    test('the root protected-resource location is not served: it would describe the whole host (RFC 9728 §3.3)', async () => {
+      const response = await fetch(`${server.url}/.well-known/oauth-protected-resource`)
+      await response.arrayBuffer()
+      expect(response.status).toBe(404)
     })
 
     test('the 401 challenge names the path-inserted resource metadata', async () => {

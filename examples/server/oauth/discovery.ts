@@ -87,9 +87,9 @@ const served = (answer: () => Record<string, unknown>) => async (): Promise<Rout
 /**
  * The discovery routes: the authorization server's metadata at `/.well-known/oauth-authorization-server`
  * (and `…/PREFIX` for an origin with a path), the API's protected-resource metadata at
- * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, the origin's own at
- * `/.well-known/oauth-protected-resource/PREFIX`, and the host's at `/.well-known/oauth-protected-resource`
- * (the origin itself without a prefix).
+ * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, and the origin's own at
+ * `/.well-known/oauth-protected-resource[/PREFIX]` (with a prefix, not at the root: that would
+ * describe the whole host).
  *
  * @example
  * const routes = discoveryRoutes(origin)
@@ -100,25 +100,15 @@ export function discoveryRoutes(origin: PublicOrigin): Route[] {
     `/.well-known/${AUTHORIZATION_SERVER}`,
     ...(prefix === '' ? [] : [`/.well-known/${AUTHORIZATION_SERVER}${prefix}`]),
   ]
-  // RFC 9728 §3.3: a document's `resource` is the identifier its location was formed from, so the
-  // root location names the host (scheme and authority) and the path-inserted one the origin.
-  const originResources: [string, () => string][] = [
-    [`/.well-known/${PROTECTED_RESOURCE}`, () => new URL(origin.url).origin],
-    ...(prefix === ''
-      ? []
-      : [[`/.well-known/${PROTECTED_RESOURCE}${prefix}`, () => origin.url] as [string, () => string]]),
-  ]
+  // RFC 9728 §3.3: a document's `resource` is the identifier its location was formed from. The root
+  // location would describe the whole host, which a server under a prefix may share with others:
+  // with a prefix, only the path-inserted one is served.
+  const originPath = `/.well-known/${PROTECTED_RESOURCE}${prefix}`
   return [
     ...asPaths.map(
       (path): Route => ({ method: 'GET', path, handle: served(() => authorizationServerMetadata(origin)) }),
     ),
-    ...originResources.map(
-      ([path, resource]): Route => ({
-        method: 'GET',
-        path,
-        handle: served(() => protectedResourceMetadata(origin, resource())),
-      }),
-    ),
+    { method: 'GET', path: originPath, handle: served(() => protectedResourceMetadata(origin, origin.url)) },
     {
       method: 'GET',
       path: `/.well-known/${PROTECTED_RESOURCE}${prefix}${API_PATH}`,
