@@ -214,28 +214,32 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
     resolve: ExpressResourceResolver<P>,
   ): RequestHandler<P> {
     checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
-    return tagRequirement<RequestHandler<P>>(function requireAccess(req, res, next) {
-      const direct = prepareRequest(req)
-      const requirement = {
-        operation,
-        resolve: (principal: Principal) => {
-          storeAccess(req, direct, principal)
-          return resolve(req as AuthenticatedRequest<P>)
-        },
-      }
-      whenAdmitted(
-        admit(policy, reader(req), requirement),
-        (admission) => {
-          keep(req, res, admission, false)
-          if (!admission.ok) return sendDenial(res, admission.decision)
-          storeAccess(req, direct, admission.principal, admission.allow)
-          next()
-        },
-        next,
-      )
-    }, operation)
+    return tagRequirement<RequestHandler<P>>(
+      function requireAccess(req, res, next) {
+        const direct = prepareRequest(req)
+        const requirement = {
+          operation,
+          resolve: (principal: Principal) => {
+            storeAccess(req, direct, principal)
+            return resolve(req as AuthenticatedRequest<P>)
+          },
+        }
+        whenAdmitted(
+          admit(policy, reader(req), requirement),
+          (admission) => {
+            keep(req, res, admission, false)
+            if (!admission.ok) return sendDenial(res, admission.decision)
+            storeAccess(req, direct, admission.principal, admission.allow)
+            next()
+          },
+          next,
+        )
+      },
+      operation,
+      policy,
+    )
   }
-  tagRequirement(authenticate, 'authenticated')
+  tagRequirement(authenticate, 'authenticated', policy)
 
   // Each route of `route`, by its own guard: the walk of `routes(app)` knows it by that function.
   const registered = new Map<RequestHandler, RouteDescription>()
@@ -256,14 +260,20 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       // Authenticate-only routes get a guard of their own too, so that each is known by its function.
       const check =
         operation === undefined && resource === undefined
-          ? tagRequirement<RequestHandler>((req, res, next) => authenticate(req, res, next), 'authenticated')
+          ? tagRequirement<RequestHandler>(
+              (req, res, next) => authenticate(req, res, next),
+              'authenticated',
+              policy,
+            )
           : (guard(checkRouteAccess(operation, resource, name), resource!) as RequestHandler)
       // Registered before it is recorded: a path Express refuses is never described.
       router.route(path)[LOWER[method]](check, ...(handlers as RequestHandler[]))
       registered.set(check, { method, path, operation: operation ?? 'authenticated' })
     },
     routes: (app?: IRouter, options?: ExpressRoutesOptions) =>
-      Object.freeze(app === undefined ? [...registered.values()] : walkRoutes(app, registered, options)),
+      Object.freeze(
+        app === undefined ? [...registered.values()] : walkRoutes(app, policy, registered, options),
+      ),
     sendData(req: Request, res: Response, data: DataResponse): void {
       const prepared = prepareData(policy, admitted.get(req)?.allow, data)
       if (prepared.ok) writeBody(res, prepared)

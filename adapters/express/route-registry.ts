@@ -3,22 +3,33 @@ import { InvalidArgumentError } from '../../src/index.js'
 import type { RouteDescription, RouteRequirement } from '../../src/openapi/index.js'
 
 // What a middleware of `accessControl` checks, on the function itself: `require` tags its guard with
-// the operation, `authenticate` with `authenticated`. A symbol, non-enumerable: invisible to the
-// host, and Express copies nothing of it. One symbol for every policy: a walk describes the app's
-// routes whichever instance guards them.
+// the operation, `authenticate` with `authenticated`, each with the policy it checks for. A symbol,
+// non-enumerable: invisible to the host, and Express copies nothing of it. A walk lists the routes
+// of its own policy (every adapter instance of it), never another policy's: in an app with two,
+// each document describes its own routes with its own schemes.
 const REQUIREMENT = Symbol('data-access-policy.requirement')
 
-type Tagged = { [REQUIREMENT]?: RouteRequirement }
+interface Tag {
+  readonly requirement: RouteRequirement
+  readonly owner: object
+}
 
-/** Tags `handler` with what it checks; returns it. */
-export function tagRequirement<T extends object>(handler: T, requirement: RouteRequirement): T {
-  Object.defineProperty(handler, REQUIREMENT, { value: requirement })
+type Tagged = { [REQUIREMENT]?: Tag }
+
+/** Tags `handler` with what it checks for the policy `owner`; returns it. */
+export function tagRequirement<T extends object>(
+  handler: T,
+  requirement: RouteRequirement,
+  owner: object,
+): T {
+  Object.defineProperty(handler, REQUIREMENT, { value: { requirement, owner } satisfies Tag })
   return handler
 }
 
-/** What `handler` checks, when it is a middleware of `accessControl`. */
-export function requirementOf(handler: unknown): RouteRequirement | undefined {
-  return typeof handler === 'function' ? (handler as Tagged)[REQUIREMENT] : undefined
+/** What `handler` checks, when it is a middleware of `accessControl` for the policy `owner`. */
+export function requirementOf(handler: unknown, owner: object): RouteRequirement | undefined {
+  const tag = typeof handler === 'function' ? (handler as Tagged)[REQUIREMENT] : undefined
+  return tag?.owner === owner ? tag.requirement : undefined
 }
 
 /**
@@ -100,6 +111,8 @@ interface Guard {
 }
 
 interface Walk {
+  /** The policy whose guards are listed. */
+  readonly owner: object
   readonly found: RouteDescription[]
   readonly seen: Set<unknown>
   readonly skip: (skipped: SkippedRoute) => void
@@ -111,7 +124,7 @@ function walkRoute(
   guards: readonly Guard[],
   route: NonNullable<RouterLayer['route']>,
 ): void {
-  const own = route.stack.filter((layer) => requirementOf(layer.handle) !== undefined)
+  const own = route.stack.filter((layer) => requirementOf(layer.handle, walk.owner) !== undefined)
   for (const layer of own) walk.seen.add(layer.handle)
   const listed = Object.keys(route.methods).filter((method) => method !== '_all' && route.methods[method])
   // `app.all` registers every method Node knows one by one: that is a route for all methods, as is a
@@ -123,12 +136,12 @@ function walkRoute(
   const describe = (method: string | undefined, path: string) => {
     const local = own
       .filter((layer) => method === undefined || layer.method === undefined || layer.method === method)
-      .map((layer) => requirementOf(layer.handle)!)
+      .map((layer) => requirementOf(layer.handle, walk.owner)!)
     const inherited = guards.filter((guard) => covers(guard.prefix, path)).map((guard) => guard.requirement)
     return strongest([...inherited, ...local])
   }
   if (paths === undefined) {
-    const requirement = strongest(own.map((layer) => requirementOf(layer.handle)!))
+    const requirement = strongest(own.map((layer) => requirementOf(layer.handle, walk.owner)!))
     if (requirement === undefined) return
     const path = written(route.path, prefix)
     const reason = `path ${path} is not a plain path (a RegExp, a wildcard or an optional part)`
@@ -180,7 +193,7 @@ function walkStack(
       walkRoute(walk, prefix, guards, layer.route)
       continue
     }
-    const requirement = requirementOf(layer.handle)
+    const requirement = requirementOf(layer.handle, walk.owner)
     const child = (layer.handle as { stack?: unknown } | undefined)?.stack
     if (requirement === undefined && !Array.isArray(child)) continue
     if (requirement !== undefined) walk.seen.add(layer.handle)
@@ -212,13 +225,15 @@ function walkStack(
 }
 
 /**
- * The guarded routes of an Express 5 app or `Router`, found by walking its router (mounted routers
- * included), then the routes of `registered` whose guard the walk did not meet, as registered.
+ * The routes of an Express 5 app or `Router` that `owner`'s guards guard, found by walking its
+ * router (mounted routers included), then the routes of `registered` whose guard the walk did not
+ * meet, as registered.
  *
  * @throws {InvalidArgumentError} when `app` is neither an Express 5 app nor a router.
  */
 export function walkRoutes(
   app: unknown,
+  owner: object,
   registered: ReadonlyMap<unknown, RouteDescription>,
   options: ExpressRoutesOptions = {},
 ): RouteDescription[] {
@@ -227,7 +242,7 @@ export function walkRoutes(
   if (typeof router !== 'function' || !Array.isArray(stack)) {
     throw new InvalidArgumentError('routes(app): expected an Express 5 app or a Router')
   }
-  const walk: Walk = { found: [], seen: new Set(), skip: options.onSkip ?? (() => {}) }
+  const walk: Walk = { owner, found: [], seen: new Set(), skip: options.onSkip ?? (() => {}) }
   walkStack(walk, '', [], stack as RouterLayer[])
   for (const [handle, route] of registered) {
     if (!walk.seen.has(handle)) walk.found.push(route)

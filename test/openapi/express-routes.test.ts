@@ -156,6 +156,27 @@ describe('access.routes(app) walks the Express router', () => {
     ])
   })
 
+  test("two policies in one app: each lists its own routes (every instance of it), never the other's", () => {
+    const admin = createAccessPolicy({ tokens: new MemoryTokenStore(), realm: 'admin' })
+    const users = accessControl({ policy })
+    const twin = accessControl({ policy })
+    const admins = accessControl({ policy: admin })
+    const app = express()
+    app.get('/u/:owner/:name', users.require('dataset.metadata', dataset), ok)
+    app.get('/t/:owner/:name', twin.require('dataset.overview', dataset), ok)
+    app.get('/a/:owner/:name', admins.require('dataset.delete', dataset), ok)
+    app.use('/admin', admins.authenticate)
+    app.get('/admin/users', ok)
+    expect(users.routes(app)).toEqual([
+      { method: 'GET', path: '/u/:owner/:name', operation: 'dataset.metadata' },
+      { method: 'GET', path: '/t/:owner/:name', operation: 'dataset.overview' },
+    ])
+    expect(admins.routes(app)).toEqual([
+      { method: 'GET', path: '/a/:owner/:name', operation: 'dataset.delete' },
+      { method: 'GET', path: '/admin/users', operation: 'authenticated' },
+    ])
+  })
+
   test.each([
     ['nothing', null],
     ['a plain object', {}],
