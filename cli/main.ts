@@ -69,7 +69,8 @@ Exit 0; 2 on a bad option or a lifetime over the cap.`,
 Finds token values (dap_/dao_ + 32 base62 + a valid CRC-32 checksum: no look-alikes) in the files
 under each PATH (default: the current directory; .git and node_modules are skipped, and binary
 files) and, unless --no-history, in every line ever added in the git history of the repositories
-the PATHs lie in (git log -p --all --text, limited to the PATHs; binary files included there).
+the PATHs lie in (git log -p --all --text, limited to the PATHs; binary files, merged branches and
+the lines merge commits wrote included there).
 Prints one line per value found, "FILE:LINE: API token dap_…Cnw5", with "(commit SHA)" after the
 line for history; never a value.
 

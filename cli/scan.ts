@@ -151,6 +151,13 @@ const MARKER_BYTES = new Set(['c', 'd', '@'].map((character) => character.charCo
  * The lines every commit of every ref added (`git log -p --all`), under the given paths of one
  * repository: a value deleted since is still found where it was added. Lines removed are skipped:
  * they were added by an earlier commit, and are reported there.
+ *
+ * A merge is diffed against its first parent, so a line the merge itself wrote (an "evil merge") is
+ * read, as --text reads it. That diff also holds every line the other parents brought, each added
+ * by a commit on their side and reported there: a merge's finding whose file and value some commit
+ * that is not a merge also added is left out. git's combined diff (`--cc`) would show the merge's
+ * own lines alone, but it ignores --text (a file marked binary or -diff, as lockfiles are, shows as
+ * "Binary files differ"), which would hide a value a merge writes in one.
  */
 function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFinding[]): string | undefined {
   // The repository's own config (.git/config, what it includes) and attributes must neither run a
@@ -178,6 +185,12 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     'core.commitGraph=false',
     'log',
     '-p',
+    // Without it a pathspec (always one, `.` for the root) simplifies history: a merge whose tree
+    // matches one parent's is followed through that parent only, so a side branch that added a
+    // value and removed it again is never read.
+    '--full-history',
+    // -p alone shows no diff for a merge (git 2.31 and later; an older git refuses it: a problem).
+    '--diff-merges=first-parent',
     '--all',
     '--root',
     '--no-show-signature',
@@ -193,12 +206,18 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     '--dst-prefix=b/',
     '--unified=0',
     '--inter-hunk-context=0',
-    '--format=commit %H',
+    // The parents tell a merge.
+    '--format=commit %H %P',
     '--',
     ...pathspecs,
   ])
   if (!log.ok) return `git history of ${top}: ${log.detail}`
+  const found: { readonly finding: ScanFinding; readonly key: string; readonly merge: boolean }[] = []
+  // The file and value (a NUL between: no file name holds one) of each line a commit that is not a
+  // merge added: a merge's line with one of these came from another parent.
+  const added = new Set<string>()
   let commit = ''
+  let merge = false
   let file: string | undefined
   let line = 0
   // Between `diff --git` and the first hunk: a `+++ ` line there names the file; inside a hunk it
@@ -213,7 +232,9 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     if (!header && bytes[0] === PLUS) {
       if (file === undefined) continue
       for (const { value, kind } of tokensInLine(bytes.subarray(1))) {
-        findings.push({ file, line, commit, kind, hint: tokenValueHint(value) })
+        const key = `${file}\0${value}`
+        if (!merge) added.add(key)
+        found.push({ finding: { file, line, commit, kind, hint: tokenValueHint(value) }, key, merge })
       }
       line++
       continue
@@ -224,6 +245,7 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     if (text.startsWith('commit ')) {
       // A diff with no hunk (an empty file, a mode change) ends at the next commit too.
       commit = text.slice(7, 19)
+      merge = text.split(' ').length > 3
       header = false
       file = undefined
     } else if (text.startsWith('diff --git ')) {
@@ -236,6 +258,7 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
       line = Number(/\+(\d+)/.exec(text)?.[1] ?? 0)
     }
   }
+  for (const { finding, key, merge } of found) if (!merge || !added.has(key)) findings.push(finding)
   return undefined
 }
 

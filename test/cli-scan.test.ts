@@ -157,6 +157,80 @@ describe('git history', () => {
 })
 
 /**
+ * Merges (security review): a pathspec (`.` for the root) simplified history, so a side branch that
+ * added a value and removed it, merged with --no-ff, was never read; and -p shows no diff for a
+ * merge, so a value the merge commit itself wrote was never seen. Each value is reported once, under
+ * the commit that wrote it, with its line (a merge's diff also holds what its side branch brought).
+ */
+describe('merges', () => {
+  const repository = join(root, 'merges')
+  const removed = generateTokenValue('api')
+  const kept = generateTokenValue('oauth')
+  const evil = generateTokenValue('api')
+  const linear = generateTokenValue('oauth')
+  const evilLock = generateTokenValue('oauth')
+  mkdirSync(repository, { recursive: true })
+  git(repository, 'init', '-q', '-b', 'main')
+  write(join(repository, 'app', 'config.txt'), 'one\ntwo\nthree\n')
+  // git's combined diff of a merge ignores --text: a lockfile marked binary would hide a value there.
+  write(join(repository, 'app', '.gitattributes'), '*.lock binary\n')
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'root')
+  write(join(repository, 'linear.txt'), `a\n${linear}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'linear')
+  const linearCommit = git(repository, 'rev-parse', 'HEAD').trim()
+  // A side branch adds a value and removes it: the merge's tree is main's.
+  git(repository, 'checkout', '-q', '-b', 'oops')
+  write(join(repository, 'secret.txt'), `TOKEN=${removed}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'oops')
+  const oops = git(repository, 'rev-parse', 'HEAD').trim()
+  git(repository, 'rm', '-q', 'secret.txt')
+  git(repository, 'commit', '-q', '-m', 'remove it')
+  git(repository, 'checkout', '-q', 'main')
+  git(repository, 'merge', '-q', '--no-ff', '-m', 'merge oops', 'oops')
+  // A side branch keeps its value, in a file main also changes: the merge differs from both parents.
+  git(repository, 'checkout', '-q', '-b', 'keep')
+  write(join(repository, 'app', 'config.txt'), `one\ntwo\nthree\nTOKEN=${kept}\n`)
+  git(repository, 'commit', '-q', '-am', 'keep')
+  const keep = git(repository, 'rev-parse', 'HEAD').trim()
+  git(repository, 'checkout', '-q', 'main')
+  write(join(repository, 'app', 'config.txt'), 'ONE\ntwo\nthree\n')
+  git(repository, 'commit', '-q', '-am', 'capitals')
+  // The merge itself writes a value on line 3, in neither parent, and one in a lockfile.
+  git(repository, 'merge', '-q', '--no-ff', '--no-commit', 'keep')
+  write(join(repository, 'app', 'config.txt'), `ONE\ntwo\nEVIL=${evil}\nthree\nTOKEN=${kept}\n`)
+  write(join(repository, 'app', 'yarn.lock'), `lock\n${evilLock}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'evil merge')
+  const merge = git(repository, 'rev-parse', 'HEAD').trim()
+  rmSync(join(repository, 'app', 'config.txt'))
+  rmSync(join(repository, 'app', 'yarn.lock'))
+  rmSync(join(repository, 'linear.txt'))
+
+  test.each([
+    ['the root', repository],
+    ['a directory in it', join(repository, 'app')],
+  ])(
+    'each value once, under the commit that wrote it: side branches, evil merges, linear commits (%s)',
+    (_name, path) => {
+      const result = runCli(['scan', path])
+      expect(result.code).toBe(1)
+      const all = [
+        `secret.txt:1 (commit ${oops.slice(0, 12)}): API token ${tokenValueHint(removed)}`,
+        `app/config.txt:4 (commit ${keep.slice(0, 12)}): OAuth token ${tokenValueHint(kept)}`,
+        `app/config.txt:3 (commit ${merge.slice(0, 12)}): API token ${tokenValueHint(evil)}`,
+        `app/yarn.lock:2 (commit ${merge.slice(0, 12)}): OAuth token ${tokenValueHint(evilLock)}`,
+        `linear.txt:2 (commit ${linearCommit.slice(0, 12)}): OAuth token ${tokenValueHint(linear)}`,
+      ]
+      const expected = path === repository ? all : all.filter((found) => found.startsWith('app/'))
+      expect(result.stdout.trim().split('\n').sort()).toEqual(expected.sort())
+    },
+  )
+})
+
+/**
  * A repository's own config and attributes are not trusted (the scanned repository may be anyone's):
  * each case configures one that, without scan's explicit options, runs a program (the marker file
  * appears) or hides or misplaces a value (the findings differ). The token in the root commit and the
