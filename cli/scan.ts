@@ -101,6 +101,12 @@ function walk(directory: string, shownBase: string, findings: ScanFinding[], pro
 // info/grafts file could give the commit that added a value a parent that has it (the value is
 // then never added): no graft file is read.
 const UNTRUSTED_REPOSITORY_ENV = { GIT_ALLOW_PROTOCOL: '', GIT_NO_LAZY_FETCH: '1', GIT_GRAFT_FILE: devNull }
+// git's messages untranslated, since one of them ("not a repository") is matched.
+const UNTRANSLATED_ENV = { LC_ALL: 'C', LANG: 'C', LANGUAGE: '' }
+// What git says when no directory from the path up is a repository. Any other failure (a
+// repository git refuses: "dubious ownership", routine in CI containers, or a format version it
+// does not know; a .git file naming no repository) leaves a history unread, which is a problem.
+const NOT_A_REPOSITORY = /^fatal: not a git repository \(or any /m
 
 // git's output as bytes: history read as text holds binary content, which need not be UTF-8 and
 // can be one line longer than the longest string a JavaScript engine makes.
@@ -111,7 +117,7 @@ function git(
   const run = spawnSync('git', args, {
     cwd,
     maxBuffer: MAX_HISTORY_BYTES,
-    env: { ...process.env, ...UNTRUSTED_REPOSITORY_ENV },
+    env: { ...process.env, ...UNTRUSTED_REPOSITORY_ENV, ...UNTRANSLATED_ENV },
   })
   if (run.error !== undefined) return { ok: false, detail: run.error.message }
   if (run.status !== 0) return { ok: false, detail: run.stderr.toString('utf8').trim() }
@@ -287,7 +293,10 @@ export function scanPaths(paths: readonly string[], options: ScanOptions = {}): 
     if (options.history === false) continue
     const from = directory ? path : dirname(path)
     const top = git(from, ['rev-parse', '--show-toplevel'])
-    if (!top.ok) continue
+    if (!top.ok) {
+      if (!NOT_A_REPOSITORY.test(top.detail)) problems.push(`git history of ${path}: ${top.detail}`)
+      continue
+    }
     const root = top.out.toString('utf8').trim()
     const spec = relative(root, resolve(path)) || '.'
     repositories.set(root, [...(repositories.get(root) ?? []), spec])

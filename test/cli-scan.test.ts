@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { afterAll, afterEach, describe, expect, test, vi } from 'vitest'
 import { runCli } from '../cli/main.js'
 import { generateTokenValue, tokenValueHint } from '../src/tokens/token-format.js'
 
@@ -228,6 +228,52 @@ describe('merges', () => {
       expect(result.stdout.trim().split('\n').sort()).toEqual(expected.sort())
     },
   )
+})
+
+/**
+ * A path whose repository git refuses is a problem, not a scan without history (security review):
+ * only "not a git repository" means there is no history to read.
+ */
+describe('a repository git will not read', () => {
+  const base = join(root, 'refused')
+  afterEach(() => vi.unstubAllEnvs())
+
+  test.each<[string, (repository: string) => void]>([
+    [
+      'an unknown core.repositoryformatversion',
+      (repository) => {
+        git(repository, 'config', 'core.repositoryformatversion', '99')
+      },
+    ],
+    // As when a CI container's user does not own the checkout; git's own switch for its tests.
+    ['dubious ownership', () => vi.stubEnv('GIT_TEST_ASSUME_DIFFERENT_OWNER', '1')],
+    [
+      'a .git file that names no repository',
+      (repository) => {
+        rmSync(join(repository, '.git'), { recursive: true })
+        write(join(repository, '.git'), `gitdir: ${join(base, 'nowhere')}\n`)
+      },
+    ],
+  ])('%s: exit 2, the path named', (name, refuse) => {
+    const repository = join(base, name.replace(/\W+/g, '-'))
+    mkdirSync(repository, { recursive: true })
+    git(repository, 'init', '-q', '-b', 'main')
+    write(join(repository, 'clean.txt'), 'nothing\n')
+    git(repository, 'add', '.')
+    git(repository, 'commit', '-q', '-m', 'clean')
+    refuse(repository)
+    const result = runCli(['scan', repository])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`git history of ${repository}: fatal: `)
+  })
+
+  test('a directory in no repository is scanned without history, no problem', () => {
+    const plain = join(base, 'plain')
+    write(join(plain, 'clean.txt'), 'nothing\n')
+    // Whatever directory the system's temporary one lies in, discovery stops here.
+    vi.stubEnv('GIT_CEILING_DIRECTORIES', base)
+    expect(runCli(['scan', plain])).toEqual({ code: 0, stdout: '', stderr: 'no token values found\n' })
+  })
 })
 
 /**
