@@ -101,8 +101,8 @@ function walk(directory: string, shownBase: string, findings: ScanFinding[], pro
 // info/grafts file could give the commit that added a value a parent that has it (the value is
 // then never added): no graft file is read.
 const UNTRUSTED_REPOSITORY_ENV = { GIT_ALLOW_PROTOCOL: '', GIT_NO_LAZY_FETCH: '1', GIT_GRAFT_FILE: devNull }
-// git's messages untranslated, since one of them ("not a repository") is matched.
-const UNTRANSLATED_ENV = { LC_ALL: 'C', LANG: 'C', LANGUAGE: '' }
+// git's messages untranslated, since one of them ("not a repository") is matched, and no advice.
+const UNTRANSLATED_ENV = { LC_ALL: 'C', LANG: 'C', LANGUAGE: '', GIT_ADVICE: '0' }
 // What git says when no directory from the path up is a repository. Any other failure (a
 // repository git refuses: "dubious ownership", routine in CI containers, or a format version it
 // does not know; a .git file naming no repository) leaves a history unread, which is a problem.
@@ -114,7 +114,10 @@ function git(
   cwd: string,
   args: readonly string[],
 ): { ok: true; out: Buffer } | { ok: false; detail: string } {
-  const run = spawnSync('git', args, {
+  // GIT_GRAFT_FILE makes git 2.39 (and others) advise against grafts on every run: a problem's
+  // message would hold nine lines of hints before git's own. GIT_ADVICE=0 (git 2.46) turns off any
+  // other advice.
+  const run = spawnSync('git', ['-c', 'advice.graftFileDeprecated=false', ...args], {
     cwd,
     maxBuffer: MAX_HISTORY_BYTES,
     env: { ...process.env, ...UNTRUSTED_REPOSITORY_ENV, ...UNTRANSLATED_ENV },
