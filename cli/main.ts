@@ -25,7 +25,7 @@ import {
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
 } from './decision-tables-render.js'
-import { formatFinding, scanPaths } from './scan.js'
+import { formatFinding, MAX_FINDINGS, scanPaths } from './scan.js'
 import { toYaml } from './yaml.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
@@ -74,8 +74,8 @@ the lines merge commits wrote included there).
 Prints one line per value found, "FILE:LINE: API token dap_…Cnw5", with "(commit SHA)" after the
 line for history; never a value.
 
-Exit 0 when none is found, 1 when any is (for pre-commit hooks and CI), 2 on bad usage or when a
-PATH or the history cannot be read.`,
+Exit 0 when none is found, 1 when any is (for pre-commit hooks and CI), 2 on bad usage, when a
+PATH or the history cannot be read, or when ${MAX_FINDINGS} values are listed: the scan stops there.`,
   'check-restrictions': `Usage: data-access-policy check-restrictions FILE
 
 Validates export restrictions ({ maxBytes?, maxRecords?, allowedIps? }) in a JSON file and explains

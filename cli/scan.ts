@@ -45,24 +45,41 @@ const MAX_FILE_BYTES = 10 * 1024 * 1024
 // Enough for the history of a large repository; git's output past it is an error, not a silent cut.
 const MAX_HISTORY_BYTES = 1024 * 1024 * 1024
 
-function findingsIn(text: string, file: string, commit?: string): ScanFinding[] {
-  const found: ScanFinding[] = []
-  const lines = text.split('\n')
-  lines.forEach((line, index) => {
-    for (const { value, kind } of findTokenValues(line)) {
-      found.push({
-        file,
-        line: index + 1,
-        ...(commit === undefined ? {} : { commit }),
-        kind,
-        hint: tokenValueHint(value),
-      })
-    }
-  })
-  return found
+/**
+ * A scan stops reading once it has found this many values, and a problem says so: 1 GiB of history
+ * can hold tens of millions, more objects than the heap holds, and a list that long helps nobody.
+ */
+export const MAX_FINDINGS = 10_000
+
+/** The findings of one scan, up to {@link MAX_FINDINGS}. */
+class Findings {
+  readonly list: ScanFinding[] = []
+  /** A value past the cap was found: the scan stops reading. */
+  full = false
+
+  /** The number of findings that can still be added. */
+  get room(): number {
+    return MAX_FINDINGS - this.list.length
+  }
+
+  /** Adds a finding, or, past the cap, none: false then, and the caller stops reading. */
+  add(finding: ScanFinding): boolean {
+    if (this.room === 0) this.full = true
+    else this.list.push(finding)
+    return !this.full
+  }
 }
 
-function scanFile(path: string, shown: string, findings: ScanFinding[], problems: string[]): void {
+function scanText(text: string, file: string, findings: Findings): void {
+  const lines = text.split('\n')
+  for (const [index, line] of lines.entries()) {
+    for (const { value, kind } of findTokenValues(line)) {
+      if (!findings.add({ file, line: index + 1, kind, hint: tokenValueHint(value) })) return
+    }
+  }
+}
+
+function scanFile(path: string, shown: string, findings: Findings, problems: string[]): void {
   let bytes: Buffer
   try {
     if (statSync(path).size > MAX_FILE_BYTES) return
@@ -73,10 +90,10 @@ function scanFile(path: string, shown: string, findings: ScanFinding[], problems
   }
   // Binary files (a NUL byte) hold no committed token as text.
   if (bytes.includes(0)) return
-  findings.push(...findingsIn(bytes.toString('utf8'), shown))
+  scanText(bytes.toString('utf8'), shown, findings)
 }
 
-function walk(directory: string, shownBase: string, findings: ScanFinding[], problems: string[]): void {
+function walk(directory: string, shownBase: string, findings: Findings, problems: string[]): void {
   let entries: Dirent[]
   try {
     entries = readdirSync(directory, { withFileTypes: true })
@@ -85,6 +102,7 @@ function walk(directory: string, shownBase: string, findings: ScanFinding[], pro
     return
   }
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (findings.full) return
     const path = join(directory, entry.name)
     const shown = shownBase === '' ? entry.name : join(shownBase, entry.name)
     if (entry.isDirectory()) {
@@ -168,7 +186,7 @@ const MARKER_BYTES = new Set(['c', 'd', '@'].map((character) => character.charCo
  * own lines alone, but it ignores --text (a file marked binary or -diff, as lockfiles are, shows as
  * "Binary files differ"), which would hide a value a merge writes in one.
  */
-function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFinding[]): string | undefined {
+function scanHistory(top: string, pathspecs: readonly string[], findings: Findings): string | undefined {
   // The repository's own config (.git/config, what it includes) and attributes must neither run a
   // command nor change what the parser below reads, so every setting that could is fixed here:
   // - run a command: a pager (--no-pager; git's output is a pipe anyway), external diff drivers
@@ -233,7 +251,9 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
   // is an added line that starts with `++`.
   let header = false
   const out = log.out
-  for (let start = 0; start < out.length; ) {
+  // Every value found counts towards the cap, before a merge's repeats are left out: memory is bounded.
+  const room = findings.room
+  for (let start = 0; start < out.length && !findings.full; ) {
     const newline = out.indexOf(NEWLINE, start)
     const end = newline < 0 ? out.length : newline
     const bytes = out.subarray(start, end)
@@ -241,6 +261,10 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
     if (!header && bytes[0] === PLUS) {
       if (file === undefined) continue
       for (const { value, kind } of tokensInLine(bytes.subarray(1))) {
+        if (found.length === room) {
+          findings.full = true
+          break
+        }
         const key = `${file}\0${value}`
         if (!merge) added.add(key)
         found.push({ finding: { file, line, commit, kind, hint: tokenValueHint(value) }, key, merge })
@@ -267,7 +291,7 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
       line = Number(/\+(\d+)/.exec(text)?.[1] ?? 0)
     }
   }
-  for (const { finding, key, merge } of found) if (!merge || !added.has(key)) findings.push(finding)
+  for (const { finding, key, merge } of found) if (!merge || !added.has(key)) findings.add(finding)
   return undefined
 }
 
@@ -280,10 +304,11 @@ function scanHistory(top: string, pathspecs: readonly string[], findings: ScanFi
  * for (const found of findings) console.log(`${found.file}:${found.line}: ${found.kind} token ${found.hint}`)
  */
 export function scanPaths(paths: readonly string[], options: ScanOptions = {}): ScanResult {
-  const findings: ScanFinding[] = []
+  const findings = new Findings()
   const problems: string[] = []
   const repositories = new Map<string, string[]>()
   for (const path of paths) {
+    if (findings.full) break
     let directory: boolean
     try {
       directory = statSync(path).isDirectory()
@@ -305,10 +330,16 @@ export function scanPaths(paths: readonly string[], options: ScanOptions = {}): 
     repositories.set(root, [...(repositories.get(root) ?? []), spec])
   }
   for (const [root, pathspecs] of repositories) {
+    if (findings.full) break
     const problem = scanHistory(root, pathspecs, findings)
     if (problem !== undefined) problems.push(problem)
   }
-  return { findings, problems }
+  if (findings.full) {
+    problems.push(
+      `the scan stopped at its cap of ${MAX_FINDINGS} token values found, so there may be more: revoke these, remove them and scan again`,
+    )
+  }
+  return { findings: findings.list, problems }
 }
 
 /** One line per finding: `file:line: api token dap_…Cnw5`, with `(commit abc123…)` for history. */

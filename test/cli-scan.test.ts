@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, test, vi } from 'vitest'
 import { runCli } from '../cli/main.js'
+import { MAX_FINDINGS } from '../cli/scan.js'
 import { generateTokenValue, tokenValueHint } from '../src/tokens/token-format.js'
 
 const root = mkdtempSync(join(tmpdir(), 'dap-scan-'))
@@ -274,6 +275,42 @@ describe('a repository git will not read', () => {
     // Whatever directory the system's temporary one lies in, discovery stops here.
     vi.stubEnv('GIT_CEILING_DIRECTORIES', base)
     expect(runCli(['scan', plain])).toEqual({ code: 0, stdout: '', stderr: 'no token values found\n' })
+  })
+})
+
+/**
+ * A cap on findings (security review): 1 GiB of repeated values gave millions of objects and a heap
+ * crash. Past the cap the scan stops reading, lists what it found and exits 2 with a problem.
+ */
+describe('the cap on findings', () => {
+  const base = join(root, 'cap')
+  const value = generateTokenValue('api')
+  const cap = `the scan stopped at its cap of ${MAX_FINDINGS} token values found`
+
+  /** A repository whose one commit adds `count` values; in the working tree too unless `history`. */
+  function repeated(name: string, count: number, history: boolean): string {
+    const repository = join(base, name)
+    mkdirSync(repository, { recursive: true })
+    git(repository, 'init', '-q', '-b', 'main')
+    write(join(repository, 'many.txt'), `TOKEN=${value}\n`.repeat(count))
+    git(repository, 'add', '.')
+    git(repository, 'commit', '-q', '-m', 'many')
+    if (history) rmSync(join(repository, 'many.txt'))
+    return repository
+  }
+
+  test.each([
+    ['files', ['--no-history'], false],
+    ['history', [], true],
+  ])('%s: the cap is listed and exits 1; one more stops the scan, exit 2', (name, options, history) => {
+    const atCap = runCli(['scan', ...options, repeated(`${name}-at`, MAX_FINDINGS, history)])
+    expect(atCap.code).toBe(1)
+    expect(atCap.stdout.trim().split('\n')).toHaveLength(MAX_FINDINGS)
+    expect(atCap.stderr).not.toContain(cap)
+    const past = runCli(['scan', ...options, repeated(`${name}-past`, MAX_FINDINGS + 1, history)])
+    expect(past.code).toBe(2)
+    expect(past.stdout.trim().split('\n')).toHaveLength(MAX_FINDINGS)
+    expect(past.stderr).toContain(cap)
   })
 })
 
