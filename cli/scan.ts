@@ -124,7 +124,8 @@ const UNTRANSLATED_ENV = { LC_ALL: 'C', LANG: 'C', LANGUAGE: '', GIT_ADVICE: '0'
 // What git says when no directory from the path up is a repository. Any other failure (a
 // repository git refuses: "dubious ownership", routine in CI containers, or a format version it
 // does not know; a .git file naming no repository) leaves a history unread, which is a problem.
-const NOT_A_REPOSITORY = /^fatal: not a git repository \(or any /m
+// Matched at the start of git's message only: a later line can hold a path, which can hold anything.
+const NOT_A_REPOSITORY = /^fatal: not a git repository \(or any /
 
 // git's output as bytes: history read as text holds binary content, which need not be UTF-8 and
 // can be one line longer than the longest string a JavaScript engine makes.
