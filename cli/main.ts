@@ -25,7 +25,7 @@ import {
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
 } from './decision-tables-render.js'
-import { formatFinding, scanPaths } from './scan.js'
+import { formatFinding, MAX_FINDINGS, scanPaths } from './scan.js'
 import { toYaml } from './yaml.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
@@ -69,12 +69,13 @@ Exit 0; 2 on a bad option or a lifetime over the cap.`,
 Finds token values (dap_/dao_ + 32 base62 + a valid CRC-32 checksum: no look-alikes) in the files
 under each PATH (default: the current directory; .git and node_modules are skipped, and binary
 files) and, unless --no-history, in every line ever added in the git history of the repositories
-the PATHs lie in (git log -p --all --text, limited to the PATHs; binary files included there).
+the PATHs lie in (git log -p --all --text, limited to the PATHs; binary files, merged branches and
+the lines merge commits wrote included there).
 Prints one line per value found, "FILE:LINE: API token dap_…Cnw5", with "(commit SHA)" after the
 line for history; never a value.
 
-Exit 0 when none is found, 1 when any is (for pre-commit hooks and CI), 2 on bad usage or when a
-PATH or the history cannot be read.`,
+Exit 0 when none is found, 1 when any is (for pre-commit hooks and CI), 2 on bad usage, when a
+PATH or the history cannot be read, or when ${MAX_FINDINGS} values are listed: the scan stops there.`,
   'check-restrictions': `Usage: data-access-policy check-restrictions FILE
 
 Validates export restrictions ({ maxBytes?, maxRecords?, allowedIps? }) in a JSON file and explains

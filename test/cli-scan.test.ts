@@ -7,8 +7,9 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { afterAll, afterEach, describe, expect, test, vi } from 'vitest'
 import { runCli } from '../cli/main.js'
+import { MAX_FINDINGS } from '../cli/scan.js'
 import { generateTokenValue, tokenValueHint } from '../src/tokens/token-format.js'
 
 const root = mkdtempSync(join(tmpdir(), 'dap-scan-'))
@@ -153,6 +154,163 @@ describe('git history', () => {
   test('--no-history scans the working tree only', () => {
     const result = runCli(['scan', '--no-history', repository])
     expect(result.stdout).toBe(`${join(repository, 'local.env')}:1: API token ${tokenValueHint(current)}\n`)
+  })
+})
+
+/**
+ * Merges (security review): a pathspec (`.` for the root) simplified history, so a side branch that
+ * added a value and removed it, merged with --no-ff, was never read; and -p shows no diff for a
+ * merge, so a value the merge commit itself wrote was never seen. Each value is reported once, under
+ * the commit that wrote it, with its line (a merge's diff also holds what its side branch brought).
+ */
+describe('merges', () => {
+  const repository = join(root, 'merges')
+  const removed = generateTokenValue('api')
+  const kept = generateTokenValue('oauth')
+  const evil = generateTokenValue('api')
+  const linear = generateTokenValue('oauth')
+  const evilLock = generateTokenValue('oauth')
+  mkdirSync(repository, { recursive: true })
+  git(repository, 'init', '-q', '-b', 'main')
+  write(join(repository, 'app', 'config.txt'), 'one\ntwo\nthree\n')
+  // git's combined diff of a merge ignores --text: a lockfile marked binary would hide a value there.
+  write(join(repository, 'app', '.gitattributes'), '*.lock binary\n')
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'root')
+  write(join(repository, 'linear.txt'), `a\n${linear}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'linear')
+  const linearCommit = git(repository, 'rev-parse', 'HEAD').trim()
+  // A side branch adds a value and removes it: the merge's tree is main's.
+  git(repository, 'checkout', '-q', '-b', 'oops')
+  write(join(repository, 'secret.txt'), `TOKEN=${removed}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'oops')
+  const oops = git(repository, 'rev-parse', 'HEAD').trim()
+  git(repository, 'rm', '-q', 'secret.txt')
+  git(repository, 'commit', '-q', '-m', 'remove it')
+  git(repository, 'checkout', '-q', 'main')
+  git(repository, 'merge', '-q', '--no-ff', '-m', 'merge oops', 'oops')
+  // A side branch keeps its value, in a file main also changes: the merge differs from both parents.
+  git(repository, 'checkout', '-q', '-b', 'keep')
+  write(join(repository, 'app', 'config.txt'), `one\ntwo\nthree\nTOKEN=${kept}\n`)
+  git(repository, 'commit', '-q', '-am', 'keep')
+  const keep = git(repository, 'rev-parse', 'HEAD').trim()
+  git(repository, 'checkout', '-q', 'main')
+  write(join(repository, 'app', 'config.txt'), 'ONE\ntwo\nthree\n')
+  git(repository, 'commit', '-q', '-am', 'capitals')
+  // The merge itself writes a value on line 3, in neither parent, and one in a lockfile.
+  git(repository, 'merge', '-q', '--no-ff', '--no-commit', 'keep')
+  write(join(repository, 'app', 'config.txt'), `ONE\ntwo\nEVIL=${evil}\nthree\nTOKEN=${kept}\n`)
+  write(join(repository, 'app', 'yarn.lock'), `lock\n${evilLock}\n`)
+  git(repository, 'add', '.')
+  git(repository, 'commit', '-q', '-m', 'evil merge')
+  const merge = git(repository, 'rev-parse', 'HEAD').trim()
+  rmSync(join(repository, 'app', 'config.txt'))
+  rmSync(join(repository, 'app', 'yarn.lock'))
+  rmSync(join(repository, 'linear.txt'))
+
+  test.each([
+    ['the root', repository],
+    ['a directory in it', join(repository, 'app')],
+  ])(
+    'each value once, under the commit that wrote it: side branches, evil merges, linear commits (%s)',
+    (_name, path) => {
+      const result = runCli(['scan', path])
+      expect(result.code).toBe(1)
+      const all = [
+        `secret.txt:1 (commit ${oops.slice(0, 12)}): API token ${tokenValueHint(removed)}`,
+        `app/config.txt:4 (commit ${keep.slice(0, 12)}): OAuth token ${tokenValueHint(kept)}`,
+        `app/config.txt:3 (commit ${merge.slice(0, 12)}): API token ${tokenValueHint(evil)}`,
+        `app/yarn.lock:2 (commit ${merge.slice(0, 12)}): OAuth token ${tokenValueHint(evilLock)}`,
+        `linear.txt:2 (commit ${linearCommit.slice(0, 12)}): OAuth token ${tokenValueHint(linear)}`,
+      ]
+      const expected = path === repository ? all : all.filter((found) => found.startsWith('app/'))
+      expect(result.stdout.trim().split('\n').sort()).toEqual(expected.sort())
+    },
+  )
+})
+
+/**
+ * A path whose repository git refuses is a problem, not a scan without history (security review):
+ * only "not a git repository" means there is no history to read.
+ */
+describe('a repository git will not read', () => {
+  const base = join(root, 'refused')
+  afterEach(() => vi.unstubAllEnvs())
+
+  test.each<[string, (repository: string) => void]>([
+    [
+      'an unknown core.repositoryformatversion',
+      (repository) => {
+        git(repository, 'config', 'core.repositoryformatversion', '99')
+      },
+    ],
+    // As when a CI container's user does not own the checkout; git's own switch for its tests.
+    ['dubious ownership', () => vi.stubEnv('GIT_TEST_ASSUME_DIFFERENT_OWNER', '1')],
+    [
+      'a .git file that names no repository',
+      (repository) => {
+        rmSync(join(repository, '.git'), { recursive: true })
+        write(join(repository, '.git'), `gitdir: ${join(base, 'nowhere')}\n`)
+      },
+    ],
+  ])('%s: exit 2, the path named', (name, refuse) => {
+    const repository = join(base, name.replace(/\W+/g, '-'))
+    mkdirSync(repository, { recursive: true })
+    git(repository, 'init', '-q', '-b', 'main')
+    write(join(repository, 'clean.txt'), 'nothing\n')
+    git(repository, 'add', '.')
+    git(repository, 'commit', '-q', '-m', 'clean')
+    refuse(repository)
+    const result = runCli(['scan', repository])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`git history of ${repository}: fatal: `)
+    expect(result.stderr).not.toMatch(/hint:|graft/i)
+  })
+
+  test('a directory in no repository is scanned without history, no problem', () => {
+    const plain = join(base, 'plain')
+    write(join(plain, 'clean.txt'), 'nothing\n')
+    // Whatever directory the system's temporary one lies in, discovery stops here.
+    vi.stubEnv('GIT_CEILING_DIRECTORIES', base)
+    expect(runCli(['scan', plain])).toEqual({ code: 0, stdout: '', stderr: 'no token values found\n' })
+  })
+})
+
+/**
+ * A cap on findings (security review): 1 GiB of repeated values gave millions of objects and a heap
+ * crash. Past the cap the scan stops reading, lists what it found and exits 2 with a problem.
+ */
+describe('the cap on findings', () => {
+  const base = join(root, 'cap')
+  const value = generateTokenValue('api')
+  const cap = `the scan stopped at its cap of ${MAX_FINDINGS} token values found`
+
+  /** A repository whose one commit adds `count` values; in the working tree too unless `history`. */
+  function repeated(name: string, count: number, history: boolean): string {
+    const repository = join(base, name)
+    mkdirSync(repository, { recursive: true })
+    git(repository, 'init', '-q', '-b', 'main')
+    write(join(repository, 'many.txt'), `TOKEN=${value}\n`.repeat(count))
+    git(repository, 'add', '.')
+    git(repository, 'commit', '-q', '-m', 'many')
+    if (history) rmSync(join(repository, 'many.txt'))
+    return repository
+  }
+
+  test.each([
+    ['files', ['--no-history'], false],
+    ['history', [], true],
+  ])('%s: the cap is listed and exits 1; one more stops the scan, exit 2', (name, options, history) => {
+    const atCap = runCli(['scan', ...options, repeated(`${name}-at`, MAX_FINDINGS, history)])
+    expect(atCap.code).toBe(1)
+    expect(atCap.stdout.trim().split('\n')).toHaveLength(MAX_FINDINGS)
+    expect(atCap.stderr).not.toContain(cap)
+    const past = runCli(['scan', ...options, repeated(`${name}-past`, MAX_FINDINGS + 1, history)])
+    expect(past.code).toBe(2)
+    expect(past.stdout.trim().split('\n')).toHaveLength(MAX_FINDINGS)
+    expect(past.stderr).toContain(cap)
   })
 })
 
@@ -369,6 +527,9 @@ describe('a hostile repository', () => {
       // The blob could not be read: the history is a problem, never a clean scan.
       expect(result.code).toBe(2)
       expect(result.stderr).toContain(`git history of ${clone}`)
+      // git's own message, without advice (GIT_GRAFT_FILE made git add nine lines of hints).
+      expect(result.stderr).toMatch(/could not fetch/)
+      expect(result.stderr).not.toMatch(/hint:|graft/i)
     }
   })
 })
