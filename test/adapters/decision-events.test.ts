@@ -206,10 +206,11 @@ describe.each(FRAMEWORKS)('%s: one decision event per request, with the status s
       headers: { authorization: `Bearer ${fixture.tokens.bob}` },
     })
     request.on('error', () => {})
-    await expect.poll(() => entered, { timeout: 5000 }).toBeGreaterThan(before)
+    // Generous bounds: the conditions, not the time, are what the test waits for.
+    await expect.poll(() => entered, { timeout: 30_000 }).toBeGreaterThan(before)
     expect(heard.events).toEqual([])
     request.destroy()
-    await expect.poll(() => heard.events.length, { timeout: 5000 }).toBeGreaterThan(0)
+    await expect.poll(() => heard.events.length, { timeout: 30_000 }).toBeGreaterThan(0)
     await settle()
     expect(heard.events).toMatchObject([{ allowed: true, status: 200, userId: 'bob' }])
   })
