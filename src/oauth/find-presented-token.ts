@@ -2,6 +2,10 @@ import { isWellFormedTokenValue, type TokenKind, tokenKindOf } from '../tokens/t
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, type TokenStatus, tokenStatusOfHash } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
+import { authenticateClient } from './authenticate-client.js'
+import type { LookupClient, OAuthClient } from './oauth-client.js'
+import { OAuthError } from './oauth-error.js'
+import { type OAuthParams, readParam } from './oauth-params.js'
 import type { RefreshFamilyRecord } from './oauth-state-records.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
 import { hashSecret } from './random-secret.js'
@@ -81,4 +85,38 @@ export async function findPresentedToken(
     if (found !== undefined) return found
   }
   return UNKNOWN
+}
+
+/** What {@link readPresentedToken} needs: the endpoints' client registry, stores and clock. */
+export interface PresentedTokenRequest {
+  readonly clients: LookupClient
+  readonly authorization?: string | undefined
+  readonly tokens: TokenStore
+  readonly state: OAuthStateStore
+  readonly now: number
+}
+
+/**
+ * What revocation and introspection read first, in this order: the client, authenticated as at the
+ * token endpoint, then let through by `admit` (which throws to refuse it); the `token` parameter,
+ * required; the token it names ({@link findPresentedToken}, with `token_type_hint`).
+ *
+ * @throws {OAuthError} `invalid_request` or `invalid_client`, or what `admit` throws; a store's error.
+ */
+export async function readPresentedToken(
+  params: OAuthParams,
+  request: PresentedTokenRequest,
+  admit: (client: OAuthClient | undefined) => void = () => {},
+): Promise<{ readonly client: OAuthClient | undefined; readonly found: PresentedToken }> {
+  const value = readParam(params, 'token')
+  const hint = readParam(params, 'token_type_hint')
+  const client = await authenticateClient({
+    params,
+    authorization: request.authorization,
+    lookupClient: request.clients,
+  })
+  admit(client)
+  if (value === undefined) throw new OAuthError('invalid_request', 'token is required')
+  const { tokens, state, now } = request
+  return { client, found: await findPresentedToken(value, hint, { tokens, state, now }) }
 }

@@ -1,17 +1,16 @@
 import type { Scope } from '../decisions/scopes.js'
 import { requireNow } from '../tokens/clock.js'
 import type { TokenStore } from '../tokens/token-store.js'
-import { authenticateClient } from './authenticate-client.js'
 import {
   errorResponse,
   type OAuthEndpointResponse,
   requireRealm,
   successResponse,
 } from './endpoint-response.js'
-import { findPresentedToken, type PresentedToken } from './find-presented-token.js'
+import { type PresentedToken, readPresentedToken } from './find-presented-token.js'
 import type { LookupClient, OAuthClient } from './oauth-client.js'
 import { OAuthError } from './oauth-error.js'
-import { type OAuthParams, readParam } from './oauth-params.js'
+import type { OAuthParams } from './oauth-params.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
 
 /** What {@link handleIntrospectionRequest} needs; the same stores and registry as the token endpoint. */
@@ -161,18 +160,8 @@ export async function handleIntrospectionRequest(
   requireNow(options.now)
   const realm = requireRealm(options.realm)
   try {
-    const value = readParam(params, 'token')
-    const hint = readParam(params, 'token_type_hint')
-    const client = await authenticateClient({
-      params,
-      authorization: options.authorization,
-      lookupClient: options.clients,
-    })
-    requireIntrospector(client)
-    if (value === undefined) throw new OAuthError('invalid_request', 'token is required')
-    const { tokens, state, now } = options
-    const found = await findPresentedToken(value, hint, { tokens, state, now })
-    return successResponse(describe(found, now, options.usernameOf))
+    const { found } = await readPresentedToken(params, options, requireIntrospector)
+    return successResponse(describe(found, options.now, options.usernameOf))
   } catch (error) {
     return errorResponse(error, realm)
   }

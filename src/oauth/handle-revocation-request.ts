@@ -1,17 +1,16 @@
 import { requireNow } from '../tokens/clock.js'
 import type { TokenStore } from '../tokens/token-store.js'
-import { authenticateClient } from './authenticate-client.js'
 import {
   errorResponse,
   type OAuthEndpointResponse,
   requireRealm,
   successResponse,
 } from './endpoint-response.js'
-import { findPresentedToken } from './find-presented-token.js'
+import { readPresentedToken } from './find-presented-token.js'
 import { revokeAccessTokens, revokeRefreshFamily } from './issue-tokens.js'
 import type { LookupClient } from './oauth-client.js'
 import { OAuthError } from './oauth-error.js'
-import { type OAuthParams, readParam } from './oauth-params.js'
+import type { OAuthParams } from './oauth-params.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
 
 /** What {@link handleRevocationRequest} needs; the same stores and registry as the token endpoint. */
@@ -67,16 +66,8 @@ export async function handleRevocationRequest(
   requireNow(options.now)
   const realm = requireRealm(options.realm)
   try {
-    const value = readParam(params, 'token')
-    const hint = readParam(params, 'token_type_hint')
-    const client = await authenticateClient({
-      params,
-      authorization: options.authorization,
-      lookupClient: options.clients,
-    })
-    if (value === undefined) throw new OAuthError('invalid_request', 'token is required')
+    const { client, found } = await readPresentedToken(params, options)
     const { tokens, state, now } = options
-    const found = await findPresentedToken(value, hint, { tokens, state, now })
     if (found.type === 'access' && found.kind === 'api') {
       // Revoked by its owner in the settings, never by a client; one that no longer works is a dead
       // token like any other (200, §2.2), and only a working one is refused, so that no client
