@@ -1,6 +1,9 @@
 import { PassThrough, Readable } from 'node:stream'
 import { describe, expect, test } from 'vitest'
 import { bodyHasAccessToken } from '../../adapters/shared/access-token-parameter.js'
+import { leakReportRoutes } from '../../examples/server/leaks/leak-reports.js'
+import { MemoryReportReplayStore } from '../../examples/server/leaks/report-replays.js'
+import type { SecretScanningKeys } from '../../examples/server/leaks/secret-scanning-keys.js'
 import {
   BodyReadersBusyError,
   bodyLimits,
@@ -9,7 +12,8 @@ import {
   parseBodyParameters,
   readRequestBody,
 } from '../../examples/server/request/body.js'
-import { MAX_BODY_BYTES, type RouteSet } from '../../examples/server/routes/route-set.js'
+import { type ApiRequest, MAX_BODY_BYTES, type RouteSet } from '../../examples/server/routes/route-set.js'
+import { MemoryTokenStore } from '../../src/index.js'
 
 // The parameters the bindings hand their framework as `req.body`: what the adapters check for an
 // `access_token` (RFC 6750 §2.2), the same on Express, Fastify and Hono.
@@ -122,5 +126,26 @@ describe('readRequestBody', () => {
     expect(() => bodyLimits([{ name: 'x', routes } as unknown as RouteSet])).toThrow(
       'POST /a: a route with its own body cap cannot be an API route',
     )
+  })
+})
+
+describe('the leak-report route when every large-body slot is taken', () => {
+  test('answers 503 with Retry-After, so the sender retries, and revokes nothing', async () => {
+    const tokens = new MemoryTokenStore()
+    const set = leakReportRoutes({
+      tokens,
+      keys: new Map() as unknown as SecretScanningKeys,
+      replays: new MemoryReportReplayStore(),
+      now: () => 0,
+    })
+    const answer = await set.routes[0]!.handle({
+      body: bodyReader({ ok: false, busy: true }),
+      headers: {},
+    } as unknown as ApiRequest)
+    expect(answer).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '5' },
+      body: { error: { status: 503, code: 'service_unavailable' } },
+    })
   })
 })
