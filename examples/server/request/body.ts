@@ -27,6 +27,9 @@ export class BodyTooLargeError extends Error {
  */
 export const MAX_CONCURRENT_LARGE_BODIES = 4
 
+// An empty body, shared: never written to.
+const EMPTY = Buffer.alloc(0)
+
 // Reads now holding one of the slots of MAX_CONCURRENT_LARGE_BODIES.
 let largeBodies = 0
 
@@ -52,7 +55,8 @@ export class BodyReadersBusyError extends Error {
  */
 function readCapped(stream: Readable, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let buffer = Buffer.alloc(Math.min(limit, 16 * 1024))
+    // Nothing allocated until a byte comes: most requests have no body.
+    let buffer = EMPTY
     let length = 0
     let slot = false
     const settle = (error: Error | undefined) => {
@@ -83,7 +87,7 @@ function readCapped(stream: Readable, limit: number): Promise<Buffer> {
         slot = true
       }
       if (next > buffer.byteLength) {
-        const grown = Buffer.alloc(Math.min(limit, Math.max(2 * buffer.byteLength, next)))
+        const grown = Buffer.alloc(Math.min(limit, Math.max(2 * buffer.byteLength, next, 16 * 1024)))
         buffer.copy(grown, 0, 0, length)
         buffer = grown
       }
@@ -258,8 +262,6 @@ export function bodyReader(read: ReadBody | undefined): () => Promise<Buffer> {
     ? () => Promise.reject(new BodyReadersBusyError())
     : () => Promise.reject(new BodyTooLargeError(read.limit))
 }
-
-const EMPTY = Buffer.alloc(0)
 
 /**
  * Whether a request's body passed the cap while its type carries parameters: every API route
