@@ -43,6 +43,8 @@ const DATASET_ROUTES = [
 
 // Generous: Swagger UI's bundle is large and the machine may be busy; this bounds a hang only.
 const RENDERED = 60_000
+// Swagger UI renders asynchronously: each check is a condition polled up to that bound.
+const RENDERING = { timeout: RENDERED, interval: 100 }
 
 describe.each(FRAMEWORKS)('%s', (framework) => {
   test('/docs renders the dataset routes with their scopes, from files of the server only', async () => {
@@ -66,10 +68,10 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
         const block = page.locator(`.opblock-${method}`, {
           has: page.locator(`.opblock-summary-path[data-path="${path}"]`),
         })
-        await expect(block.count(), `${method} ${path}`).resolves.toBe(1)
-        await expect(block.locator('.opblock-summary-description').textContent()).resolves.toBe(
-          `${operation} (scope ${scope})`,
-        )
+        await expect.poll(() => block.count(), { message: `${method} ${path}`, ...RENDERING }).toBe(1)
+        await expect
+          .poll(() => block.locator('.opblock-summary-description').textContent(), RENDERING)
+          .toBe(`${operation} (scope ${scope})`)
       }
       // Opened, an operation shows its requirement: the scope under the x-data-access extension,
       // and the lock that leads to the schemes.
@@ -79,8 +81,9 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       await metadata.locator('.opblock-summary-control').click()
       const body = metadata.locator('.opblock-body')
       await body.waitFor({ timeout: RENDERED })
-      await expect(body.textContent()).resolves.toContain('"scope":"data.metadata"')
-      await expect(metadata.locator('.authorization__btn').count()).resolves.toBeGreaterThan(0)
+      // Swagger UI fills the opened block in more than one render: wait for the text, not the box.
+      await expect.poll(() => body.textContent(), RENDERING).toContain('"scope":"data.metadata"')
+      await expect.poll(() => metadata.locator('.authorization__btn').count(), RENDERING).toBeGreaterThan(0)
       await page.screenshot({ path: join(OUTPUT, `docs-${framework}.png`), fullPage: false })
       expect(foreign).toEqual([])
       expect(violations).toEqual([])

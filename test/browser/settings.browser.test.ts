@@ -106,8 +106,10 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
 
       // Revoke, through the confirmation.
       await row.getByRole('button', { name: `Revoke ${name}` }).click()
-      await page.waitForLoadState()
-      await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(`Revoke “${name}”?`)
+      // The click only starts the navigation: wait for the confirmation page itself.
+      await expect
+        .poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 60_000, interval: 100 })
+        .toBe(`Revoke “${name}”?`)
       if (framework === 'fastify') {
         await page.screenshot({ path: join(OUTPUT, 'settings-token-revoke.png'), fullPage: true })
       }
