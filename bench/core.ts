@@ -24,7 +24,7 @@ import {
   cedarCandidate,
   coreCandidate,
 } from './decision-peers.js'
-import { compare, compareAsync, type Measurement } from './harness.js'
+import { compare, compareAsync, type Measurement, seeded } from './harness.js'
 
 // What hosts run: the built package, one bundle (the sources, module by module, optimise differently).
 const built: DecisionLibrary = {
@@ -156,11 +156,7 @@ export async function benchAuthentication(): Promise<Measurement[]> {
 }
 
 function randomCidrs(count: number, seed: number): string[] {
-  let state = seed
-  const next = () => {
-    state = (state * 1_103_515_245 + 12_345) >>> 0
-    return state
-  }
+  const next = seeded(seed)
   const out: string[] = []
   for (let i = 0; i < count; i++) {
     if (i % 2 === 0) {

@@ -5,11 +5,18 @@
 // answer alike on every request.
 import type { DecideInput, decide } from '../src/decisions/decide.js'
 import type { Decision } from '../src/decisions/decision.js'
+import {
+  DATASET_LEVELS,
+  PUBLIC_DATASET_LEVELS,
+  PUBLIC_WORKFLOW_LEVELS,
+  WORKFLOW_LEVELS,
+} from '../src/decisions/levels.js'
 import type { Operation } from '../src/decisions/operations.js'
 import type { Principal } from '../src/decisions/principal.js'
 import type { Resource } from '../src/decisions/resources.js'
 import type { parseScopes, Scope } from '../src/decisions/scopes.js'
 import type { compileExportRestrictions } from '../src/restrictions/export-restrictions.js'
+import { shuffled } from './harness.js'
 
 /**
  * The library entry points the mix runs on: the built package in `npm run bench` (what hosts run:
@@ -37,8 +44,6 @@ export interface CatalogueRequest {
   readonly restrictions?: { readonly maxRecords?: number; readonly maxBytes?: number }
 }
 
-const DATASET_LEVELS = ['none', 'overview', 'metadata', 'data', 'edit'] as const
-const WORKFLOW_LEVELS = ['none', 'read', 'write'] as const
 const DATASET_SCOPES: readonly Scope[] = [
   'public',
   'data.overview',
@@ -88,40 +93,34 @@ const CAPS = [{ maxRecords: 1000 }, { maxBytes: 1_000_000 }, { maxRecords: 1000,
  */
 export function buildCatalogueMix(): CatalogueRequest[] {
   const mix: CatalogueRequest[] = []
-  const base = { administered: false, oauth: false }
   let n = 0
   const oauth = () => n++ % 2 === 1
-  for (const operation of DATASET_OPERATIONS)
-    for (let c = 0; c < 5; c++)
-      for (let publicRank = 0; publicRank < 4; publicRank++)
-        for (let userRank = 0; userRank < 5; userRank++)
-          mix.push({
-            ...base,
-            family: 'dataset',
-            operation,
-            scope: DATASET_SCOPES[c]!,
-            oauth: oauth(),
-            publicRank,
-            userRank,
-          })
-  for (const operation of WORKFLOW_OPERATIONS)
-    for (let c = 0; c < 3; c++)
-      for (let publicRank = 0; publicRank < 2; publicRank++)
-        for (let userRank = 0; userRank < 3; userRank++)
-          mix.push({
-            ...base,
-            family: 'workflow',
-            operation,
-            scope: WORKFLOW_SCOPES[c]!,
-            oauth: oauth(),
-            publicRank,
-            userRank,
-          })
+  // Every scope held × public level × user level, for each operation of a family.
+  const grid = (
+    family: 'dataset' | 'workflow',
+    operations: readonly Operation[],
+    scopes: readonly Scope[],
+    publicLevels: number,
+    userLevels: number,
+  ) => {
+    for (const operation of operations)
+      for (const scope of scopes)
+        for (let publicRank = 0; publicRank < publicLevels; publicRank++)
+          for (let userRank = 0; userRank < userLevels; userRank++)
+            mix.push({ family, operation, scope, oauth: oauth(), publicRank, userRank, administered: false })
+  }
+  grid('dataset', DATASET_OPERATIONS, DATASET_SCOPES, PUBLIC_DATASET_LEVELS.length, DATASET_LEVELS.length)
+  grid(
+    'workflow',
+    WORKFLOW_OPERATIONS,
+    WORKFLOW_SCOPES,
+    PUBLIC_WORKFLOW_LEVELS.length,
+    WORKFLOW_LEVELS.length,
+  )
   for (const operation of ['organization.read', 'organization.write'] as const)
     for (const scope of ORGANIZATION_SCOPES)
       for (const administered of [false, true])
         mix.push({
-          ...base,
           family: 'organization',
           operation,
           scope,
@@ -132,26 +131,20 @@ export function buildCatalogueMix(): CatalogueRequest[] {
         })
   for (const operation of ['table.read', 'query.run', 'export.create'] as const)
     for (const restrictions of CAPS)
-      for (let c = 1; c < 5; c++)
+      for (const scope of DATASET_SCOPES.slice(1))
         for (const publicRank of [0, 3])
           for (const userRank of [0, 3, 4])
             mix.push({
-              ...base,
               family: 'dataset',
               operation,
-              scope: DATASET_SCOPES[c]!,
+              scope,
               oauth: oauth(),
               publicRank,
               userRank,
+              administered: false,
               restrictions,
             })
-  let state = 42
-  for (let i = mix.length - 1; i > 0; i--) {
-    state = (state * 1_103_515_245 + 12_345) >>> 0
-    const j = state % (i + 1)
-    ;[mix[i], mix[j]] = [mix[j]!, mix[i]!]
-  }
-  return mix
+  return shuffled(mix)
 }
 
 /** The rule, for reference: whether the request is allowed. */
@@ -159,7 +152,7 @@ export function catalogueExpected(request: CatalogueRequest): boolean {
   if (request.family === 'organization') {
     // organization.write implies organization.read.
     const held = ORGANIZATION_SCOPES.indexOf(request.scope)
-    return request.administered && held >= ORGANIZATION_SCOPES.indexOf(request.operation as Scope)
+    return request.administered && held >= ORGANIZATION_SCOPES.indexOf(SCOPE_FOR[request.operation]!)
   }
   const need = NEED[request.operation]!
   const scopes = request.family === 'dataset' ? DATASET_SCOPES : WORKFLOW_SCOPES
@@ -198,21 +191,21 @@ export function decideCandidate(
     else if (r.family === 'workflow')
       resource = {
         kind: 'workflow',
-        publicLevel: WORKFLOW_LEVELS[r.publicRank] as 'none',
+        publicLevel: PUBLIC_WORKFLOW_LEVELS[r.publicRank]!,
         userLevel: WORKFLOW_LEVELS[r.userRank]!,
       }
     else if (r.restrictions === undefined)
       resource = {
         kind: 'dataset',
-        publicLevel: DATASET_LEVELS[r.publicRank] as 'none',
+        publicLevel: PUBLIC_DATASET_LEVELS[r.publicRank]!,
         userLevel: DATASET_LEVELS[r.userRank]!,
       }
     else
       resource = {
         kind: 'dataset',
-        publicLevel: DATASET_LEVELS[r.publicRank] as 'none',
+        publicLevel: PUBLIC_DATASET_LEVELS[r.publicRank]!,
         userLevel: DATASET_LEVELS[r.userRank]!,
-        exportRestrictions: compiled.get(r.restrictions) ?? library.compileExportRestrictions(r.restrictions),
+        exportRestrictions: compiled.get(r.restrictions)!,
       }
     return { principal: principalFor(r.scope, r.oauth), operation: r.operation, resource }
   })

@@ -9,6 +9,7 @@ import { DATASET_LEVELS, PUBLIC_DATASET_LEVELS } from '../src/decisions/levels.j
 import type { Operation } from '../src/decisions/operations.js'
 import type { Scope } from '../src/decisions/scopes.js'
 import type { DecisionLibrary } from './decision-mix.js'
+import { shuffled } from './harness.js'
 
 const CEILING_SCOPES: readonly Scope[][] = [
   [],
@@ -40,13 +41,7 @@ export function buildMix(): MixRequest[] {
     for (let publicLevel = 0; publicLevel < 4; publicLevel++)
       for (let userLevel = 0; userLevel < 5; userLevel++)
         for (let need = 1; need <= 4; need++) mix.push({ ceiling, publicLevel, userLevel, need })
-  let state = 42
-  for (let i = mix.length - 1; i > 0; i--) {
-    state = (state * 1_103_515_245 + 12_345) >>> 0
-    const j = state % (i + 1)
-    ;[mix[i], mix[j]] = [mix[j]!, mix[i]!]
-  }
-  return mix
+  return shuffled(mix)
 }
 
 /** The rule itself, for reference. */

@@ -86,3 +86,25 @@ export function formatNs(ns: number): string {
   if (ns < 1_000_000) return `${(ns / 1000).toFixed(2)} µs`
   return `${(ns / 1_000_000).toFixed(2)} ms`
 }
+
+/**
+ * A seeded pseudo-random sequence (a 32-bit linear congruential generator): the benchmarks' inputs
+ * are the same in every run, so two runs measure the same work.
+ */
+export function seeded(seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) >>> 0
+    return state
+  }
+}
+
+/** Fisher–Yates in place with {@link seeded}: the same order in every run. Returns `items`. */
+export function shuffled<T>(items: T[], seed = 42): T[] {
+  const next = seeded(seed)
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = next() % (i + 1)
+    ;[items[i], items[j]] = [items[j]!, items[i]!]
+  }
+  return items
+}

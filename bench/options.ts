@@ -1,5 +1,5 @@
 // `npm run bench -- …`: the command line, and where the HTTP benchmark's processes run. Pure, so
-// test/bench-options.test.ts can hold both to what docs/performance.md says.
+// test/bench-pack.test.ts can hold both to what docs/performance.md says.
 
 /** What one `npm run bench` run does. */
 export interface BenchOptions {

@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark side by side in one run, then docs/performance.md. Flags
 // (bench/options.ts): --quick, --in-process (the decision and authentication benchmarks only,
-// printed), --no-redis, --out FILE, --pack DIR (the self-contained folder, bench/pack.ts).
+// printed), --no-redis, --out FILE, --targets FILE (this run's verdicts as JSON), --beside FILE
+// (another run's verdicts beside these), --pack DIR (the self-contained folder, bench/pack.ts).
 
 import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
