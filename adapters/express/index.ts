@@ -24,6 +24,7 @@ import {
   type AdmissionRequest,
   admit,
   admittedRequests,
+  decidingOn,
   keepAdmission,
   tellAtEnd,
   whenAdmitted,
@@ -42,6 +43,7 @@ import { meterChunks } from '../shared/metered-chunks.js'
 import {
   isEncrypted,
   pipeToNodeResponse,
+  sentStatus,
   whenClosed,
   writeBody,
   writeDenial,
@@ -191,14 +193,14 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
 
   const keep = (req: Request<unknown>, res: Response, admission: Admission, keepPrincipal: boolean) => {
     const fresh = keepAdmission(admitted, req, admission, keepPrincipal)
-    if (fresh !== undefined) whenClosed(res, () => tellAtEnd(policy, fresh, res.statusCode))
+    if (fresh !== undefined) whenClosed(res, () => tellAtEnd(policy, fresh, sentStatus(res)))
   }
 
   // Callback-style, not `async`: a request the policy answers synchronously costs no promise.
   const authenticate: RequestHandler = function authenticate(req, res, next) {
     const direct = prepareRequest(req)
     whenAdmitted(
-      admit(policy, reader(req), undefined),
+      decidingOn(admit(policy, reader(req), undefined), admitted, req),
       (admission) => {
         keep(req, res, admission, true)
         if (!admission.ok) return sendDenial(res, admission.decision)
@@ -225,7 +227,7 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
           },
         }
         whenAdmitted(
-          admit(policy, reader(req), requirement),
+          decidingOn(admit(policy, reader(req), requirement), admitted, req),
           (admission) => {
             keep(req, res, admission, false)
             if (!admission.ok) return sendDenial(res, admission.decision)

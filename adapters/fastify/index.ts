@@ -28,6 +28,8 @@ import {
   type Admitted,
   admit,
   BODY_NOT_YET_PARSED,
+  deciding,
+  keepOn,
   tellAtEnd,
   whenAdmitted,
 } from '../shared/admission.js'
@@ -42,7 +44,7 @@ import {
 } from '../shared/data-response.js'
 import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
-import { isEncrypted, whenClosed } from '../shared/node-response.js'
+import { isEncrypted, sentStatus, whenClosed } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
 import { describeAccess } from './openapi.js'
 import { COVERED, guardUncoveredRoutes } from './uncovered-routes.js'
@@ -200,7 +202,14 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     let earlier: EarlierRead | undefined
     const read = () => {
       const value = readRequest(request, BODY_NOT_YET_PARSED)
-      earlier = { access, read: value, principal: undefined, event: undefined, tokenInHeader: undefined }
+      earlier = {
+        access,
+        read: value,
+        principal: undefined,
+        event: undefined,
+        telling: undefined,
+        tokenInHeader: undefined,
+      }
       ;(request as GuardedRequest)[EARLIER] = earlier
       return value
     }
@@ -243,11 +252,21 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     const read = () => {
       if (record !== undefined) return again(record, body)
       const value = readRequest(request, body)
-      record = { access, read: value, principal: undefined, event: undefined, tokenInHeader: undefined }
+      record = {
+        access,
+        read: value,
+        principal: undefined,
+        event: undefined,
+        telling: undefined,
+        tokenInHeader: undefined,
+      }
       return value
     }
+    const admission = admit(policy, read, requirement)
+    // A client gone while the guard decides is told the guard's answer, not onRequest's.
+    if (admission instanceof Promise) deciding(record)
     whenAdmitted(
-      admit(policy, read, requirement),
+      admission,
       (admission) => {
         keep(record, reply, admission)
         if (!admission.ok) return void reply.sendDenial(admission.decision)
@@ -265,12 +284,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
   // hook's early reply, or a client that went away (`close` follows `finish`, and ends those too).
   function keep(record: Admitted | undefined, reply: FastifyReply, admission: Admission): void {
     // A read that threw left no record: the event is still told once, at the end.
-    const entry = record ?? { principal: undefined, event: undefined }
-    if (admission.ok) entry.principal = admission.principal
-    if (admission.event === undefined) return
-    const first = entry.event === undefined
-    entry.event = admission.event
-    if (first) whenClosed(reply.raw, () => tellAtEnd(policy, entry, reply.raw.statusCode))
+    const arming = keepOn(record ?? { principal: undefined, event: undefined, telling: undefined }, admission)
+    if (arming !== undefined) whenClosed(reply.raw, () => tellAtEnd(policy, arming, sentStatus(reply.raw)))
   }
 }
 

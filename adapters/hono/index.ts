@@ -25,6 +25,7 @@ import {
   type AdmissionRequest,
   admit,
   admittedRequests,
+  decidingOn,
   keepAdmission,
   tellAtEnd,
 } from '../shared/admission.js'
@@ -38,6 +39,7 @@ import {
   type StreamInit,
 } from '../shared/data-response.js'
 import { meterChunks } from '../shared/metered-chunks.js'
+import { type ClosingResponse, whenClosed } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
 
 export type { TrustProxy } from '../../src/index.js'
@@ -97,10 +99,33 @@ export interface HonoAccessControl {
 }
 
 // What `@hono/node-server` passes as `c.env`; typed structurally so the package stays optional.
-type NodeBindings = { readonly incoming?: NodeHeaderSource; readonly outgoing?: { destroy(): unknown } }
+type NodeBindings = {
+  readonly incoming?: NodeHeaderSource
+  readonly outgoing?: { destroy(): unknown; readonly once?: unknown; readonly destroyed?: unknown }
+}
 
 // What a middleware answers: Hono's own return type, a response or nothing once `next` has run.
 type HandlerResult = ReturnType<MiddlewareHandler<AccessEnv>>
+
+// Calls `abandoned` when the client goes away (at once when it has): the Node response's `close`,
+// else the request signal's `abort`. Answers how to stop watching.
+function watchAbandon(c: Context, abandoned: () => void): () => void {
+  const outgoing = nodeBindings(c)?.outgoing
+  if (typeof outgoing?.once === 'function' && typeof outgoing.destroyed === 'boolean') {
+    // Told once however often it fires (tellAtEnd): the listener may stay until the close.
+    whenClosed(outgoing as ClosingResponse, abandoned)
+    return NOTHING
+  }
+  const signal = c.req.raw.signal
+  if (signal.aborted) {
+    abandoned()
+    return NOTHING
+  }
+  signal.addEventListener('abort', abandoned, { once: true })
+  return () => signal.removeEventListener('abort', abandoned)
+}
+
+const NOTHING = (): void => {}
 
 function nodeBindings(c: Context): NodeBindings | undefined {
   const env: unknown = c.env
@@ -237,19 +262,19 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
     c.set('principal', admission.principal)
     if (admission.allow !== undefined) c.set('accessDecision', admission.allow)
     if (fresh === undefined) return next()
-    // A client that goes away while the handler works is told when the request's signal aborts
-    // (Node's server, Bun and Deno abort it), with the status so far, as Express and Fastify tell
-    // it on `close`; whichever comes first is told, once.
-    const signal = c.req.raw.signal
-    const abandoned = () => tellAtEnd(policy, fresh, c.finalized ? c.res.status : 200)
-    signal.addEventListener('abort', abandoned, { once: true })
+    // A client that goes away while the rest of the chain works is told when the response closes
+    // (on Node) or the request's signal aborts (Bun, Deno), with the status so far, as Express and
+    // Fastify tell it on `close`; whichever comes first is told, once. On Node the signal is not
+    // read: @hono/node-server builds the whole Fetch `Request` for it, on every request.
+    const abandoned = () => tellAtEnd(policy, fresh, c.finalized ? c.res.status : undefined)
+    const stopWatching = watchAbandon(c, abandoned)
     return next().then(
       () => {
-        signal.removeEventListener('abort', abandoned)
+        stopWatching()
         tellAtEnd(policy, fresh, c.res.status)
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', abandoned)
+        stopWatching()
         // Hono answers an error its handler let escape with a 500.
         tellAtEnd(policy, fresh, 500)
         throw error
@@ -260,7 +285,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
   return Object.freeze({
     authenticate: function authenticate(c, next) {
       // Not `async`: a request the policy answers synchronously costs no promise of its own.
-      const admission = admit(policy, reader(c), undefined)
+      const admission = decidingOn(admit(policy, reader(c), undefined), admitted, c)
       return admission instanceof Promise
         ? admission.then((settled) => proceed(c, next, settled, true))
         : proceed(c, next, admission, true)
@@ -279,7 +304,7 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
             return resolve(c)
           },
         }
-        const admission = admit(policy, reader(c), requirement)
+        const admission = decidingOn(admit(policy, reader(c), requirement), admitted, c)
         return admission instanceof Promise
           ? admission.then((settled) => proceed(c, next, settled, false))
           : proceed(c, next, admission, false)

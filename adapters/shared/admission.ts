@@ -275,7 +275,17 @@ export interface Admitted {
    * whichever guard ran last).
    */
   allow?: Allow | undefined
+  /** Where its event stands ({@link Telling}); absent until the adapter waits for the response's end. */
+  telling?: Telling | undefined
 }
+
+/**
+ * Where an entry's event stands: the adapter waits for the response's end to tell it (`armed`), a
+ * step of the policy is deciding on the request meanwhile (`deciding`: an end that comes now waits
+ * for the step's own answer, the request's last word), the response ended while one was (`ended`:
+ * the step tells as it settles), or it was told (`told`: never again on this request).
+ */
+export type Telling = 'armed' | 'deciding' | 'ended' | 'told'
 
 const admittedByPolicy = new WeakMap<AccessPolicy, WeakMap<object, Admitted>>()
 
@@ -301,13 +311,15 @@ export function admittedRequests(policy: AccessPolicy): WeakMap<object, Admitted
  * Keeps an admission on the request's entry: its principal when it succeeded (for the policy's
  * later steps on the request), a guard's data-content allow (for the policy's `sendData`), and its
  * event, which replaces an earlier step's: the request is told
- * once, as its last step saw it. Answers the entry when it is new and has an event to tell: the
- * adapter then calls {@link tellAtEnd} when the response is done. `keepPrincipal` false spares a new
- * entry that would hold only a principal no later step asks for (a route's last guard).
+ * once, as its last step saw it. Answers the entry when the adapter must wait for the response's
+ * end to tell it (a new entry with an event, or one whose response ended while this step decided:
+ * then it is told at once): the adapter then calls {@link tellAtEnd} when the response is done.
+ * `keepPrincipal` false spares a new entry that would hold only a principal no later step asks for
+ * (a route's last guard).
  *
  * @example
  * const fresh = keepAdmission(admitted, req, admission, true)
- * if (fresh !== undefined) res.once('close', () => tellAtEnd(policy, fresh, res.statusCode))
+ * if (fresh !== undefined) whenClosed(res, () => tellAtEnd(policy, fresh, sentStatus(res)))
  */
 export function keepAdmission(
   entries: WeakMap<object, Admitted>,
@@ -315,35 +327,101 @@ export function keepAdmission(
   admission: Admission,
   keepPrincipal: boolean,
 ): Admitted | undefined {
-  const principal = admission.ok ? admission.principal : undefined
-  // Only a data-content route sends data, so only its allow is kept: other routes pay no entry.
-  const guarded = admission.ok && admission.allow !== undefined
-  const allow = guarded && admission.allow!.dataContent ? admission.allow : undefined
   const entry = entries.get(key)
-  if (entry !== undefined) {
-    if (principal !== undefined) entry.principal = principal
-    if (guarded) entry.allow = allow
-    entry.event = admission.event
-    return undefined
-  }
+  if (entry !== undefined) return keepOn(entry, admission)
+  const principal = admission.ok ? admission.principal : undefined
+  const allow = dataContentAllow(admission)
   if (admission.event === undefined && allow === undefined && !(keepPrincipal && principal !== undefined)) {
     return undefined
   }
-  const fresh: Admitted = { principal, event: admission.event, allow }
+  const fresh: Admitted = { principal, event: admission.event, allow, telling: undefined }
   entries.set(key, fresh)
-  return fresh.event === undefined ? undefined : fresh
+  return arm(fresh)
 }
 
 /**
- * Tells `onDecision` the entry's event, with the status the response was sent with, once: the
- * entry forgets it.
+ * {@link keepAdmission} on an entry the adapter holds itself (Fastify's request record): the same
+ * rules, the same answer.
  *
  * @example
- * res.once('close', () => tellAtEnd(policy, entry, res.statusCode))
+ * const arming = keepOn(record, admission)
+ * if (arming !== undefined) whenClosed(reply.raw, () => tellAtEnd(policy, arming, sentStatus(reply.raw)))
  */
-export function tellAtEnd(policy: AccessPolicy, entry: Admitted, status: number): void {
+export function keepOn(entry: Admitted, admission: Admission): Admitted | undefined {
+  if (admission.ok) entry.principal = admission.principal
+  if (admission.ok && admission.allow !== undefined) entry.allow = dataContentAllow(admission)
+  const telling = entry.telling
+  if (telling === 'told') return undefined
+  entry.event = admission.event
+  if (telling === 'deciding') {
+    entry.telling = 'armed'
+    return undefined
+  }
+  // The response ended while this step decided: the adapter tells its answer now.
+  if (telling === 'ended') {
+    entry.telling = 'armed'
+    return entry
+  }
+  return telling === 'armed' ? undefined : arm(entry)
+}
+
+// Only a data-content route sends data, so only its allow is kept: other routes pay no entry.
+function dataContentAllow(admission: Admission): Allow | undefined {
+  return admission.ok && admission.allow?.dataContent === true ? admission.allow : undefined
+}
+
+function arm(entry: Admitted): Admitted | undefined {
+  if (entry.event === undefined) return undefined
+  entry.telling = 'armed'
+  return entry
+}
+
+/**
+ * Marks that a step of the policy is deciding on the request (its admission is a promise): a
+ * response that ends meanwhile (a client gone) is told with that step's answer, not an earlier
+ * step's.
+ *
+ * @example
+ * if (admission instanceof Promise) deciding(record)
+ */
+export function deciding(entry: Admitted | undefined): void {
+  if (entry?.telling === 'armed') entry.telling = 'deciding'
+}
+
+/**
+ * {@link deciding} for a request's entry in `entries` when the admission is a promise; answers the
+ * admission as it is. A synchronous admission costs one type check.
+ *
+ * @example
+ * whenAdmitted(decidingOn(admit(policy, read, requirement), admitted, req), next, fail)
+ */
+export function decidingOn<A extends Admission | Promise<Admission>>(
+  admission: A,
+  entries: WeakMap<object, Admitted>,
+  key: object,
+): A {
+  if (admission instanceof Promise) deciding(entries.get(key))
+  return admission
+}
+
+/**
+ * Tells `onDecision` the entry's event once, with the status the response was sent with; with
+ * `undefined` (nothing was sent: the client went away first), with the event's own. While a step
+ * of the policy still decides, it waits for that step ({@link deciding}).
+ *
+ * @example
+ * res.once('close', () => tellAtEnd(policy, entry, sentStatus(res)))
+ */
+export function tellAtEnd(policy: AccessPolicy, entry: Admitted, status: number | undefined): void {
+  if (entry.telling === 'deciding') {
+    entry.telling = 'ended'
+    return
+  }
   const event = entry.event
-  if (event === undefined) return
+  if (event === undefined || entry.telling === 'told') return
+  entry.telling = 'told'
   entry.event = undefined
-  policyHooks(policy).decision?.(event.status === status ? event : { ...event, status })
+  policyHooks(policy).decision?.(
+    status === undefined || event.status === status ? event : { ...event, status },
+  )
 }

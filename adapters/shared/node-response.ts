@@ -12,17 +12,37 @@ export function isEncrypted(socket: object): boolean {
   return (socket as { readonly encrypted?: unknown }).encrypted === true
 }
 
+/** What {@link whenClosed} needs of a response: Node's `ServerResponse` has it (@hono/node-server's `outgoing` too). */
+export interface ClosingResponse {
+  readonly destroyed: boolean
+  once(event: 'close', listener: () => void): unknown
+}
+
 /**
  * Runs `then` once the response is done: on its `close`, which follows `finish` and also ends a
  * response the client abandoned or the server broke off; at once when it is closed already (a client
  * that went away while the policy waited for its store).
  *
  * @example
- * whenClosed(res, () => tellAtEnd(policy, entry, res.statusCode))
+ * whenClosed(res, () => tellAtEnd(policy, entry, sentStatus(res)))
  */
-export function whenClosed(res: ServerResponse, then: () => void): void {
+export function whenClosed(res: ClosingResponse, then: () => void): void {
   if (res.destroyed) then()
   else res.once('close', then)
+}
+
+/**
+ * The status a response was sent with, for the decision event: `undefined` when no header went out
+ * (a client gone before the answer), so that the event keeps the status the policy decided.
+ *
+ * @example
+ * tellAtEnd(policy, entry, sentStatus(res))
+ */
+export function sentStatus(res: {
+  readonly headersSent: boolean
+  readonly statusCode: number
+}): number | undefined {
+  return res.headersSent ? res.statusCode : undefined
 }
 
 /**

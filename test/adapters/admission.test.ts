@@ -7,6 +7,7 @@ import {
   admit,
   admittedRequests,
   BODY_NOT_YET_PARSED,
+  deciding,
   keepAdmission,
   tellAtEnd,
   whenAdmitted,
@@ -386,7 +387,7 @@ describe('keepAdmission and tellAtEnd: one event per policy and request, with th
     const entries = admittedRequests(policy)
     const request = {}
     const fresh = keepAdmission(entries, request, allowed(event(200)), false)
-    expect(fresh).toEqual({ principal, event: event(200) })
+    expect(fresh).toEqual({ principal, event: event(200), telling: 'armed' })
     expect(entries.get(request)).toBe(fresh)
     tellAtEnd(policy, fresh!, 404)
     expect(events).toEqual([{ allowed: true, status: 404 }])
@@ -401,9 +402,50 @@ describe('keepAdmission and tellAtEnd: one event per policy and request, with th
     const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
     const refused: Admission = { ok: false, decision: deny('not_found'), event: event(404) }
     expect(keepAdmission(entries, request, refused, false)).toBeUndefined()
-    expect(fresh).toEqual({ principal, event: event(404) })
+    expect(fresh).toEqual({ principal, event: event(404), telling: 'armed' })
     tellAtEnd(policy, fresh, 404)
     expect(events).toEqual([event(404)])
+  })
+
+  test("an end that comes while a step decides waits for that step's answer, told at once with its own status", async () => {
+    const { policy, events } = await setup()
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    deciding(entries.get(request))
+    tellAtEnd(policy, fresh, undefined)
+    expect(events).toEqual([])
+    const refused: Admission = { ok: false, decision: deny('not_found'), event: event(404) }
+    // The response ended meanwhile: the adapter is handed the entry, to tell now.
+    expect(keepAdmission(entries, request, refused, false)).toBe(fresh)
+    tellAtEnd(policy, fresh, undefined)
+    expect(events).toEqual([event(404)])
+  })
+
+  test('a told entry is never told again, whatever a later step keeps', async () => {
+    const { policy, events } = await setup()
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    tellAtEnd(policy, fresh, 200)
+    deciding(fresh)
+    expect(
+      keepAdmission(entries, request, { ok: false, decision: deny('not_found'), event: event(404) }, false),
+    ).toBeUndefined()
+    tellAtEnd(policy, fresh, 404)
+    expect(events).toEqual([event(200)])
+  })
+
+  test('a step that settles before the end leaves the entry waiting for it, as before', async () => {
+    const { policy, events } = await setup()
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    deciding(fresh)
+    expect(keepAdmission(entries, request, allowed(event(200)), false)).toBeUndefined()
+    expect(events).toEqual([])
+    tellAtEnd(policy, fresh, 201)
+    expect(events).toEqual([{ allowed: true, status: 201 }])
   })
 
   test('a later success replaces the principal; a denial keeps it', () => {
@@ -430,7 +472,7 @@ describe('keepAdmission and tellAtEnd: one event per policy and request, with th
       'a denial with an event',
       { ok: false, decision: deny('missing_token'), event: event(401) } as Admission,
       false,
-      { principal: undefined, event: event(401) },
+      { principal: undefined, event: event(401), telling: 'armed' },
     ],
   ])('without an entry, %s', (_name, admission, keepPrincipal, stored) => {
     const entries = new WeakMap<object, Admitted>()

@@ -27,6 +27,20 @@ let entered = 0
 const OPEN = { kind: 'dataset', publicLevel: 'data' } as const
 const open = () => OPEN
 
+// Guards that reached the resolver of /stalled, which answers "no such dataset" (404) only once the
+// client has gone: the guard is still deciding when the response closes.
+let deciding = 0
+const untilGone =
+  <R>(socketOf: (request: R) => import('node:net').Socket) =>
+  (request: R): Promise<undefined> => {
+    deciding++
+    const socket = socketOf(request)
+    return new Promise((resolve) => {
+      if (socket.destroyed) resolve(undefined)
+      else socket.once('close', () => resolve(undefined))
+    })
+  }
+
 // Routes every framework serves the same way:
 // - /listing/{ok,missing,broken}: authenticate only; the handler answers 200, 404, or throws (500);
 // - /guarded/{ok,broken}: require; the handler answers 200, or throws (500);
@@ -57,6 +71,13 @@ async function startExpress(fixture: Fixture): Promise<RunningApp> {
   app.get('/shared', access.authenticate, twin.require('dataset.overview', open), (_req, res) => {
     res.send('ok')
   })
+  const gone = untilGone((req: import('express').Request) => req.socket)
+  app.get('/stalled', access.authenticate, access.require('dataset.overview', gone), (_req, res) => {
+    res.send('not reached')
+  })
+  app.get('/stalled-guard', access.require('dataset.overview', gone), (_req, res) => {
+    res.send('not reached')
+  })
   // Express's default error handler logs the stack; the status is all these tests look at.
   app.use((_error: unknown, _req: unknown, res: import('express').Response, _next: unknown) => {
     res.status(500).send('handler error')
@@ -81,6 +102,14 @@ async function startHono(fixture: Fixture): Promise<RunningApp> {
   app.get('/guarded/ok', access.require('dataset.overview', open), (c) => c.text('ok'))
   app.get('/guarded/broken', access.require('dataset.overview', open), broken)
   app.get('/shared', access.authenticate, twin.require('dataset.overview', open), (c) => c.text('ok'))
+  const gone = untilGone(
+    (c: import('hono').Context) =>
+      (c.env as { incoming: { socket: import('node:net').Socket } }).incoming.socket,
+  )
+  app.get('/stalled', access.authenticate, access.require('dataset.overview', gone), (c) =>
+    c.text('not reached'),
+  )
+  app.get('/stalled-guard', access.require('dataset.overview', gone), (c) => c.text('not reached'))
   app.onError((_error, c) => c.text('handler error', 500))
   return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server)
 }
@@ -102,6 +131,13 @@ async function startFastify(fixture: Fixture): Promise<RunningApp> {
   })
   app.get('/guarded/ok', guarded, async () => 'ok')
   app.get('/guarded/broken', guarded, broken)
+  // onRequest authenticates, then preHandler's guard waits for the client to go.
+  const gone = untilGone((request: import('fastify').FastifyRequest) => request.raw.socket)
+  app.get(
+    '/stalled',
+    { config: { access: { operation: 'dataset.overview', resource: gone } } },
+    async () => 'not reached',
+  )
   // Requests that end after `onRequest` authenticated them and before `preHandler` runs.
   app.post(
     '/body',
@@ -214,6 +250,38 @@ describe.each(FRAMEWORKS)('%s: one decision event per request, with the status s
     await settle()
     expect(heard.events).toMatchObject([{ allowed: true, status: 200, userId: 'bob' }])
   })
+
+  // A client gone while a guard decides: the request's last word is the guard's, told once with the
+  // status it decided (nothing was sent), never an earlier step's allow nor a second event.
+  test.each(framework === 'fastify' ? ['/stalled'] : ['/stalled', '/stalled-guard'])(
+    "a request its client abandons while the guard of %s decides: one event, the guard's answer",
+    async (path) => {
+      heard.events.length = 0
+      const before = deciding
+      const request = get({
+        host: '127.0.0.1',
+        port: app.port,
+        path,
+        headers: { authorization: `Bearer ${fixture.tokens.bob}` },
+      })
+      request.on('error', () => {})
+      await expect.poll(() => deciding, { timeout: 30_000 }).toBeGreaterThan(before)
+      request.destroy()
+      await expect.poll(() => heard.events.length, { timeout: 30_000 }).toBeGreaterThan(0)
+      await settle()
+      expect(heard.events).toEqual([
+        {
+          allowed: false,
+          status: 404,
+          code: 'not_found',
+          operation: 'dataset.overview',
+          userId: 'bob',
+          tokenId: expect.any(String),
+          clientAddress: '127.0.0.1',
+        },
+      ])
+    },
+  )
 
   test.each(['/listing/ok', '/guarded/ok'])('a denial on %s: one event, its status', async (path) => {
     const heardNow = await events({ path })
