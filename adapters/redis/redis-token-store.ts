@@ -637,7 +637,8 @@ export class RedisTokenStore implements TokenStore {
           const written = await this.#compareAndSet(hash, 'confirm a token change', (current) =>
             replaced() ? undefined : reassert(current, before, wanted),
           )
-          // A later change replaced this one; it has its own confirmation.
+          // A later change replaced this one: its own write asked the replicas, and a shortfall
+          // there is confirmed on its own.
           if (!written) return
           if (await this.#replicated(this.#recordKey(hash))) return
         } catch {
