@@ -122,19 +122,35 @@ function compareByCreation(a: TokenRecord, b: TokenRecord): number {
   return a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)
 }
 
-// The record as it should stand for `wanted` (an update) to count as still written: a revocation is
-// written again if a failover lost it (it is permanent, so nothing later can have undone it); any
-// other change is rewritten as it stands, unless a later change replaced it (which is confirmed on
-// its own): then there is nothing left to confirm.
-function reassert(current: TokenRecord, wanted: TokenRecord): string | undefined {
+// A record without its use (`lastUsedAt`, `lastUsedFrom`): every request may write those, without
+// waiting for replicas, so they tell nothing about which change a record holds.
+function withoutUse(record: TokenRecord): string {
+  const { lastUsedAt: _, lastUsedFrom: __, ...rest } = record
+  return JSON.stringify(rest)
+}
+
+// The record as it should stand for `wanted` (an update that replaced `before`) to count as still
+// written, or undefined when there is nothing left to confirm. A revocation is written again if a
+// failover lost it (it is permanent, so nothing later can have undone it). Any other change is
+// rewritten as it stands while it is in place, and written again, over the current use, when the
+// record is back to `before`: a failover lost it, and leaving it would silently restore what the
+// owner changed (broader scopes). Anything else is a later change, which is confirmed on its own.
+function reassert(current: TokenRecord, before: TokenRecord, wanted: TokenRecord): string | undefined {
   if (wanted.revokedAt !== undefined) {
     return JSON.stringify(
       current.revokedAt === undefined ? { ...current, revokedAt: wanted.revokedAt } : current,
     )
   }
-  const { lastUsedAt: _, ...now } = current
-  const { lastUsedAt: __, ...then } = wanted
-  return JSON.stringify(now) === JSON.stringify(then) ? JSON.stringify(current) : undefined
+  const now = withoutUse(current)
+  if (now === withoutUse(wanted)) return JSON.stringify(current)
+  if (now !== withoutUse(before)) return undefined
+  const { lastUsedAt: _, lastUsedFrom: __, ...changed } = wanted
+  const { lastUsedAt, lastUsedFrom } = current
+  return JSON.stringify({
+    ...changed,
+    ...(lastUsedAt !== undefined && { lastUsedAt }),
+    ...(lastUsedFrom !== undefined && { lastUsedFrom }),
+  })
 }
 
 /**
@@ -182,6 +198,8 @@ export class RedisTokenStore implements TokenStore {
   readonly #onError: ((error: TokenStoreError) => void) | undefined
   // The waits of background confirmations, ended early by close().
   readonly #pauses = new Set<{ timer: ReturnType<typeof setTimeout>; resolve: () => void }>()
+  // The latest change made here to each token whose changes are being confirmed in the background.
+  readonly #latestChanges = new Map<string, { wanted: TokenRecord; confirming: number }>()
   #closed = false
   #confirming = 0
   readonly #save: LuaScript
@@ -404,12 +422,17 @@ export class RedisTokenStore implements TokenStore {
     const hash = await this.#hashOf(valid.id)
     if (hash === undefined) throw new TokenStoreError(`cannot update: no token with id ${valid.id}`)
     const next = JSON.stringify(valid)
+    // What this change replaced: a background confirmation that finds it again knows the change was lost.
+    let before: TokenRecord | undefined
     await this.#compareAndSet(hash, 'update a token', (current) => {
       checkUpdate(current, valid)
+      before = current
       return next
     })
+    const latest = this.#latestChanges.get(valid.id)
+    if (latest !== undefined) latest.wanted = valid
     const replicated = await this.#replicated(this.#recordKey(hash))
-    if (!replicated) this.#confirmLater(hash, valid)
+    if (!replicated) this.#confirmLater(hash, before!, valid)
     return { replicated }
   }
 
@@ -598,16 +621,24 @@ export class RedisTokenStore implements TokenStore {
 
   // Confirms a change in the background until enough replicas hold it, writing it again where a
   // failover lost it; bounded, and reported to onError if it never is.
-  #confirmLater(hash: string, wanted: TokenRecord): void {
+  #confirmLater(hash: string, before: TokenRecord, wanted: TokenRecord): void {
+    const latest = this.#latestChanges.get(wanted.id) ?? { wanted, confirming: 0 }
+    latest.wanted = wanted
+    latest.confirming++
+    this.#latestChanges.set(wanted.id, latest)
+    // A later change made here replaced this one, even one that put `before` back (which would
+    // otherwise read as this change lost): it has its own confirmation.
+    const replaced = () => wanted.revokedAt === undefined && latest.wanted !== wanted
     const confirm = async (): Promise<void> => {
       for (let attempt = 0; attempt < CONFIRM_ATTEMPTS && !this.#closed; attempt++) {
         await this.#pause(Math.min(CONFIRM_FIRST_DELAY_MS * 2 ** attempt, CONFIRM_LONGEST_DELAY_MS))
         if (this.#closed) break
         try {
           const written = await this.#compareAndSet(hash, 'confirm a token change', (current) =>
-            reassert(current, wanted),
+            replaced() ? undefined : reassert(current, before, wanted),
           )
-          // A later change replaced this one; it has its own confirmation.
+          // A later change replaced this one: its own write asked the replicas, and a shortfall
+          // there is confirmed on its own.
           if (!written) return
           if (await this.#replicated(this.#recordKey(hash))) return
         } catch {
@@ -623,7 +654,10 @@ export class RedisTokenStore implements TokenStore {
       )
     }
     this.#confirming++
-    void confirm().finally(() => this.#confirming--)
+    void confirm().finally(() => {
+      this.#confirming--
+      if (--latest.confirming === 0) this.#latestChanges.delete(wanted.id)
+    })
   }
 
   #pause(ms: number): Promise<void> {

@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { RedisTokenStore } from '../../../adapters/redis/index.js'
 import type { TokenStoreError } from '../../../src/errors.js'
 import { hashTokenValue } from '../../../src/tokens/token-hash.js'
-import { createApiToken, revokeToken, type TokenRecord } from '../../../src/tokens/token-record.js'
+import {
+  createApiToken,
+  rescopeToken,
+  revokeToken,
+  type TokenRecord,
+} from '../../../src/tokens/token-record.js'
 import { exited, freePort, launchRedis, type RedisServer, startRedisServer } from './redis-server.js'
 
 // A write that took effect while too few replicas confirm it (`minReplicas`), on one primary that
@@ -72,6 +77,11 @@ async function saved(name: string): Promise<{ record: TokenRecord; hash: string;
 }
 
 const messages = () => reported.map((error) => error.message)
+// What the background confirmations of `id`'s changes reported (not its creation's shortfall).
+const unconfirmed = (id: string) =>
+  messages().filter((message) => message.startsWith(`a change of token ${id} `))
+const stored = async (hash: string) => JSON.parse((await admin.get(`dap:token:${hash}`))!) as TokenRecord
+const NETWORK = '203.0.113.0/24'
 
 describe('RedisTokenStore with fewer replicas than minReplicas', () => {
   test('creating a token succeeds, says it is not replicated, and reports the shortfall', async () => {
@@ -102,6 +112,81 @@ describe('RedisTokenStore with fewer replicas than minReplicas', () => {
       expect(messages()).toContainEqual(
         `a change of token ${record.id} (its revocation) took effect, but fewer than 1 replicas confirmed it after 8 attempts: a failover could undo it`,
       )
+    },
+    2 * PATIENCE,
+  )
+
+  // The scope changes' confirmations take as long as the revocation's; they run side by side, each
+  // reading only its own token's reports.
+  test.concurrent(
+    'a scope change a failover lost is written again, over the uses since, and reported if never confirmed',
+    async ({ expect }) => {
+      const { record, hash } = await saved('narrowed, then lost')
+      const broader = await admin.get(`dap:token:${hash}`)
+      const narrowed = rescopeToken(record, 'data.metadata')
+      expect(await store.update(narrowed)).toEqual({ replicated: false })
+      // A failover that lost the write: the record as it was before, then used.
+      await admin.set(`dap:token:${hash}`, broader!)
+      await store.touch(record.id, NOW + 5, NETWORK)
+      await until(
+        async () => (await stored(hash)).scopes.includes('data.metadata'),
+        'the scope change written again',
+      )
+      await until(() => unconfirmed(record.id).length > 0, 'the shortfall reported')
+      expect(await stored(hash)).toEqual({ ...narrowed, lastUsedAt: NOW + 5, lastUsedFrom: NETWORK })
+      expect(unconfirmed(record.id)).toEqual([
+        `a change of token ${record.id} took effect, but fewer than 1 replicas confirmed it after 8 attempts: a failover could undo it`,
+      ])
+    },
+    2 * PATIENCE,
+  )
+
+  test.concurrent(
+    'a scope change still in place after a use is confirmed to the end',
+    async ({ expect }) => {
+      const { record, hash } = await saved('narrowed, then used')
+      const narrowed = rescopeToken(record, 'data.metadata')
+      expect(await store.update(narrowed)).toEqual({ replicated: false })
+      await store.touch(record.id, NOW + 5, NETWORK)
+      await until(() => unconfirmed(record.id).length > 0, 'the shortfall reported')
+      expect(await stored(hash)).toEqual({ ...narrowed, lastUsedAt: NOW + 5, lastUsedFrom: NETWORK })
+      expect(unconfirmed(record.id)).toHaveLength(1)
+    },
+    2 * PATIENCE,
+  )
+
+  test.concurrent(
+    'a scope change that a later change undid is left undone; the later one is confirmed',
+    async ({ expect, onTestFinished }) => {
+      // A store of its own, to see when all of this token's confirmations have ended.
+      const own: TokenStoreError[] = []
+      const changing = new RedisTokenStore({
+        redis: primary.url,
+        minReplicas: 1,
+        commandTimeoutMs: 200,
+        onError: (error) => own.push(error),
+      })
+      onTestFinished(() => changing.close())
+      await changing.ready()
+      const { record, value } = createApiToken({
+        userId: 'alice',
+        name: 'narrowed, then widened',
+        scopes: 'data.data',
+        now: NOW,
+      })
+      const hash = hashTokenValue(value)
+      await changing.save(record)
+      expect(await changing.update(rescopeToken(record, 'data.metadata'))).toEqual({ replicated: false })
+      // The owner puts the scopes back: the record the narrowing replaced, which the narrowing's
+      // confirmation must not take for a lost write.
+      expect(await changing.update(record)).toEqual({ replicated: false })
+      await changing.touch(record.id, NOW + 5, NETWORK)
+      await until(() => changing.pendingConfirmations === 0, 'the confirmations ended')
+      expect(await stored(hash)).toEqual({ ...record, lastUsedAt: NOW + 5, lastUsedFrom: NETWORK })
+      // The narrowing's confirmation ended quietly; the widening's was reported.
+      expect(own.map((error) => error.message).filter((message) => message.startsWith('a change'))).toEqual([
+        `a change of token ${record.id} took effect, but fewer than 1 replicas confirmed it after 8 attempts: a failover could undo it`,
+      ])
     },
     2 * PATIENCE,
   )
