@@ -1,6 +1,7 @@
 import { Cluster, type Redis } from 'ioredis'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
+import { parseScopes } from '../../src/decisions/scopes.js'
 import { TokenStoreError } from '../../src/errors.js'
 import { validateRecord } from '../../src/tokens/store-records.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
@@ -130,12 +131,19 @@ function withoutUse(record: TokenRecord): string {
 }
 
 // The record as it should stand for `wanted` (an update that replaced `before`) to count as still
-// written, or undefined when there is nothing left to confirm. A revocation is written again if a
-// failover lost it (it is permanent, so nothing later can have undone it). Any other change is
+// written, undefined when there is nothing left to confirm, or LOST. A revocation is written again
+// if a failover lost it (it is permanent, so nothing later can have undone it). Any other change is
 // rewritten as it stands while it is in place, and written again, over the current use, when the
-// record is back to `before`: a failover lost it, and leaving it would silently restore what the
-// owner changed (broader scopes). Anything else is a later change, which is confirmed on its own.
-function reassert(current: TokenRecord, before: TokenRecord, wanted: TokenRecord): string | undefined {
+// record is back to `before` and the change took rights away (narrower scopes, an earlier expiry):
+// a failover lost it, and leaving it would silently restore what the owner removed. A change that
+// granted more is not written again (LOST): the record back at `before` may be another instance's
+// later change, and rewriting it would give back rights someone just took away. Anything else is a
+// later change, which is confirmed on its own.
+function reassert(
+  current: TokenRecord,
+  before: TokenRecord,
+  wanted: TokenRecord,
+): string | undefined | typeof LOST {
   if (wanted.revokedAt !== undefined) {
     return JSON.stringify(
       current.revokedAt === undefined ? { ...current, revokedAt: wanted.revokedAt } : current,
@@ -144,6 +152,7 @@ function reassert(current: TokenRecord, before: TokenRecord, wanted: TokenRecord
   const now = withoutUse(current)
   if (now === withoutUse(wanted)) return JSON.stringify(current)
   if (now !== withoutUse(before)) return undefined
+  if (grantsMore(wanted, before)) return LOST
   const { lastUsedAt: _, lastUsedFrom: __, ...changed } = wanted
   const { lastUsedAt, lastUsedFrom } = current
   return JSON.stringify({
@@ -151,6 +160,19 @@ function reassert(current: TokenRecord, before: TokenRecord, wanted: TokenRecord
     ...(lastUsedAt !== undefined && { lastUsedAt }),
     ...(lastUsedFrom !== undefined && { lastUsedFrom }),
   })
+}
+
+// A lost change that is not written again: see reassert.
+const LOST = Symbol('lost')
+
+// Whether `wanted` lets the token do anything `before` did not: a scope `before` neither granted
+// nor implied, or a later (or no) expiry.
+function grantsMore(wanted: TokenRecord, before: TokenRecord): boolean {
+  const had = parseScopes(before.scopes)
+  return (
+    wanted.scopes.some((scope) => !had.has(scope)) ||
+    (wanted.expiresAt ?? Number.POSITIVE_INFINITY) > (before.expiresAt ?? Number.POSITIVE_INFINITY)
+  )
 }
 
 /**
@@ -634,9 +656,21 @@ export class RedisTokenStore implements TokenStore {
         await this.#pause(Math.min(CONFIRM_FIRST_DELAY_MS * 2 ** attempt, CONFIRM_LONGEST_DELAY_MS))
         if (this.#closed) break
         try {
-          const written = await this.#compareAndSet(hash, 'confirm a token change', (current) =>
-            replaced() ? undefined : reassert(current, before, wanted),
-          )
+          let lost = false
+          const written = await this.#compareAndSet(hash, 'confirm a token change', (current) => {
+            if (replaced()) return undefined
+            const next = reassert(current, before, wanted)
+            lost = next === LOST
+            return next === LOST ? undefined : next
+          })
+          if (lost) {
+            this.#report(
+              new TokenStoreError(
+                `a change of token ${wanted.id} that granted more was undone by a failover and is not written again (it may have been changed back since): make it again if it is still wanted`,
+              ),
+            )
+            return
+          }
           // A later change replaced this one: its own write asked the replicas, and a shortfall
           // there is confirmed on its own.
           if (!written) return

@@ -191,6 +191,25 @@ describe('RedisTokenStore with fewer replicas than minReplicas', () => {
     2 * PATIENCE,
   )
 
+  test.concurrent(
+    'a change that granted more and was undone is not written again: reported, the rights stay taken away',
+    async ({ expect }) => {
+      const { record, hash } = await saved('widened, then undone')
+      const narrower = await admin.get(`dap:token:${hash}`)
+      const widened = rescopeToken(record, 'data.edit')
+      expect(await store.update(widened)).toEqual({ replicated: false })
+      // The record back as it was: a lost write, or another instance's narrowing since. Writing the
+      // wider scopes again could give back what someone just took away.
+      await admin.set(`dap:token:${hash}`, narrower!)
+      await until(() => unconfirmed(record.id).length > 0, 'the undone change reported')
+      expect(await stored(hash)).toEqual(record)
+      expect(unconfirmed(record.id)).toEqual([
+        `a change of token ${record.id} that granted more was undone by a failover and is not written again (it may have been changed back since): make it again if it is still wanted`,
+      ])
+    },
+    2 * PATIENCE,
+  )
+
   test('a change still unconfirmed when the store closes is reported', async () => {
     const own: TokenStoreError[] = []
     const closing = new RedisTokenStore({
