@@ -1,5 +1,5 @@
 /**
- * The server's own answers beside the policy's denials: JSON documents, and the 400/413/500 errors
+ * The server's own answers beside the policy's denials: JSON documents, and the 400/408/413/500 errors
  * it raises itself, in the same `{"error":{status,message,code}}` shape plus a `detail` for the
  * caller. Pure functions; bindings serialize the result.
  */
@@ -66,6 +66,28 @@ export function bodyTooLarge(limit: number): RouteResult {
       },
     },
     413,
+  )
+}
+
+/**
+ * A request body that took a large-body slot did not arrive within its deadline (the sender may be
+ * gone by then: the answer is sent if it can be).
+ *
+ * @example
+ * bodyReadTimeout(30_000)
+ * // 408 {"error":{"status":408,"message":"Request timeout","code":"body_read_timeout","detail":"the body must arrive within 30 seconds"}}
+ */
+export function bodyReadTimeout(deadlineMs: number): RouteResult {
+  return json(
+    {
+      error: {
+        status: 408,
+        message: 'Request timeout',
+        code: 'body_read_timeout',
+        detail: `the body must arrive within ${deadlineMs / 1000} seconds`,
+      },
+    },
+    408,
   )
 }
 
