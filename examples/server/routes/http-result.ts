@@ -43,6 +43,23 @@ export function notFound(): RouteResult {
 }
 
 /**
+ * One of the server's own errors, in the policy's body shape plus a `detail` for the caller.
+ *
+ * @example
+ * errorResult(409, 'replayed_report', 'Conflict', 'this report was already received')
+ * // 409 {"error":{"status":409,"message":"Conflict","code":"replayed_report","detail":"this report was …"}}
+ */
+export function errorResult(
+  status: number,
+  code: string,
+  message: string,
+  detail: string,
+  headers?: ResponseHeaders,
+): RouteResult {
+  return json({ error: { status, message, code, detail } }, status, headers)
+}
+
+/**
  * A parameter of the request is invalid: 400 with the policy's `Bad request` body shape and a
  * `detail` saying what was expected (never echoing the value, which could be anything).
  *
@@ -51,22 +68,12 @@ export function notFound(): RouteResult {
  * // 400 {"error":{"status":400,"message":"Bad request","code":"invalid_parameter","detail":"maxResults must be …"}}
  */
 export function invalidParameter(detail: string): RouteResult {
-  return json({ error: { status: 400, message: 'Bad request', code: 'invalid_parameter', detail } }, 400)
+  return errorResult(400, 'invalid_parameter', 'Bad request', detail)
 }
 
 /** The request body is larger than the server reads. */
 export function bodyTooLarge(limit: number): RouteResult {
-  return json(
-    {
-      error: {
-        status: 413,
-        message: 'Payload too large',
-        code: 'body_too_large',
-        detail: `the body must be at most ${limit} bytes`,
-      },
-    },
-    413,
-  )
+  return errorResult(413, 'body_too_large', 'Payload too large', `the body must be at most ${limit} bytes`)
 }
 
 /**
@@ -78,16 +85,11 @@ export function bodyTooLarge(limit: number): RouteResult {
  * // 408 {"error":{"status":408,"message":"Request timeout","code":"body_read_timeout","detail":"the body must arrive within 30 seconds"}}
  */
 export function bodyReadTimeout(deadlineMs: number): RouteResult {
-  return json(
-    {
-      error: {
-        status: 408,
-        message: 'Request timeout',
-        code: 'body_read_timeout',
-        detail: `the body must arrive within ${deadlineMs / 1000} seconds`,
-      },
-    },
+  return errorResult(
     408,
+    'body_read_timeout',
+    'Request timeout',
+    `the body must arrive within ${deadlineMs / 1000} seconds`,
   )
 }
 
