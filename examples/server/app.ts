@@ -11,7 +11,7 @@ import { MemoryReportReplayStore, type ReportReplayStore } from './leaks/report-
 import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
-import { resourceMetadataUrl } from './oauth/discovery.js'
+import { perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
 import { referenceRoutes } from './openapi/reference-routes.js'
@@ -106,8 +106,9 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     realm: REALM,
     now,
     // RFC 9728: every 401 points a client to the API's metadata, and from there to the issuer. The
-    // origin may be known only once the server listens, which is before any request is answered.
-    resourceMetadata: () => resourceMetadataUrl(origin),
+    // origin may be known only once the server listens, which is before any request is answered:
+    // the URL is made on the first 401, not parsed again on each.
+    resourceMetadata: perOrigin(origin, () => resourceMetadataUrl(origin)),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)

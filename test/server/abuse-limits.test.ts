@@ -183,7 +183,7 @@ describe.each(CASES)('%s store, %s', (store, framework, option) => {
     const limited = answers[3]!
     expect(limited.body).toEqual({
       error: 'temporarily_unavailable',
-      error_description: 'too many requests from this address; try again later',
+      error_description: 'too many requests from this network; try again later',
     })
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(limited.headers.get('cache-control')).toBe('no-store')

@@ -1,15 +1,24 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { PassThrough, Readable } from 'node:stream'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { bodyHasAccessToken } from '../../adapters/shared/access-token-parameter.js'
-import { leakReportRoutes } from '../../examples/server/leaks/leak-reports.js'
+import { runRoute } from '../../examples/server/http/run-route.js'
+import {
+  LEAK_REPORT_PATH,
+  leakReportRoutes,
+  MAX_LEAK_REPORT_BYTES,
+} from '../../examples/server/leaks/leak-reports.js'
 import { MemoryReportReplayStore } from '../../examples/server/leaks/report-replays.js'
 import type { SecretScanningKeys } from '../../examples/server/leaks/secret-scanning-keys.js'
 import {
   BodyReadersBusyError,
+  BodyReadTimeoutError,
   bodyLimits,
   bodyReader,
   MAX_CONCURRENT_LARGE_BODIES,
   parseBodyParameters,
+  type ReadBody,
   readRequestBody,
 } from '../../examples/server/request/body.js'
 import { type ApiRequest, MAX_BODY_BYTES, type RouteSet } from '../../examples/server/routes/route-set.js'
@@ -112,6 +121,22 @@ describe('readRequestBody', () => {
     expect(next.read).toEqual({ ok: true, bytes: large })
   })
 
+  test('a large body that stalls past its deadline fails, gives its slot back and is destroyed', async () => {
+    const limit = 4 * MAX_BODY_BYTES
+    const large = Buffer.alloc(MAX_BODY_BYTES + 1, 0x61)
+    for (let i = 0; i < MAX_CONCURRENT_LARGE_BODIES + 1; i++) {
+      const sender = new PassThrough()
+      const read = readRequestBody(sender, 'text/plain', limit, 50)
+      sender.write(large)
+      expect((await read).read).toEqual({ ok: false, deadlineMs: 50 })
+      expect(sender.destroyed).toBe(true)
+    }
+    await expect(bodyReader({ ok: false, deadlineMs: 50 })()).rejects.toBeInstanceOf(BodyReadTimeoutError)
+    // Every slot is free again.
+    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit, 50)
+    expect(next.read).toEqual({ ok: true, bytes: large })
+  })
+
   test('a route with a cap of its own cannot be an API route (its parameters are not read)', () => {
     const handle = () => Promise.reject(new Error('not called'))
     const routes = [
@@ -146,6 +171,97 @@ describe('the leak-report route when every large-body slot is taken', () => {
       status: 503,
       headers: { 'retry-after': '5' },
       body: { error: { status: 503, code: 'service_unavailable' } },
+    })
+  })
+})
+
+// The leak-report route on a real server on 127.0.0.1, read as the bindings read it but with a short
+// deadline: senders that pass MAX_BODY_BYTES and stall (a slowloris on the slots) shut it only until
+// their deadline, and each is answered 408 in the server's error shape if it is still there.
+describe('the leak-report route when large bodies stall', () => {
+  const DEADLINE_MS = 200
+
+  test(`${MAX_CONCURRENT_LARGE_BODIES} stalled senders free their slots at the deadline`, async () => {
+    const route = leakReportRoutes({
+      tokens: new MemoryTokenStore(),
+      keys: new Map() as unknown as SecretScanningKeys,
+      replays: new MemoryReportReplayStore(),
+      now: () => 0,
+    }).routes[0]!
+    const reads: ReadBody[] = []
+    const server = createServer(async (req, res) => {
+      const { read } = await readRequestBody(req, undefined, MAX_LEAK_REPORT_BYTES, DEADLINE_MS)
+      reads.push(read)
+      const request = { body: bodyReader(read), headers: req.headers } as unknown as ApiRequest
+      const result = await runRoute(route, request, () => {})
+      if (result.kind !== 'json') throw new Error(`unexpected ${result.kind}`)
+      res.writeHead(result.status, { 'content-type': 'application/json' }).end(JSON.stringify(result.body))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    const head = (length: number) =>
+      `POST ${LEAK_REPORT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${length}\r\n\r\n`
+    const sockets: Socket[] = []
+    try {
+      // Each sends past the default cap, announces a full report, and stalls.
+      const answers = Array.from({ length: MAX_CONCURRENT_LARGE_BODIES }, () => {
+        const socket = connect(port, '127.0.0.1')
+        sockets.push(socket)
+        socket.write(head(MAX_LEAK_REPORT_BYTES))
+        socket.write(Buffer.alloc(MAX_BODY_BYTES + 1, 0x61))
+        return new Promise<string>((resolve) => {
+          let text = ''
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('latin1')
+          })
+          socket.on('error', () => {})
+          socket.on('close', () => resolve(text))
+        })
+      })
+      // Every stalled read ends at its deadline, whatever the machine's load.
+      await vi.waitFor(
+        () => {
+          expect(reads).toHaveLength(MAX_CONCURRENT_LARGE_BODIES)
+          for (const read of reads) expect(read).toEqual({ ok: false, deadlineMs: DEADLINE_MS })
+        },
+        { timeout: 10_000, interval: 20 },
+      )
+      // Their connections are destroyed: the client is gone or hostile, the slot was what mattered.
+      for (const answer of await Promise.all(answers)) expect(answer).not.toContain('HTTP/1.1 2')
+      // The route is open again: a whole report is read (and, unsigned, refused for its signature).
+      const body = Buffer.alloc(MAX_BODY_BYTES + 1, 0x61)
+      const response = await fetch(`http://127.0.0.1:${port}${LEAK_REPORT_PATH}`, { method: 'POST', body })
+      expect(response.status).toBe(401)
+      expect(await response.json()).toMatchObject({ error: { code: 'invalid_signature' } })
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  test("a read past its deadline is answered 408 in the server's error shape", async () => {
+    const route = leakReportRoutes({
+      tokens: new MemoryTokenStore(),
+      keys: new Map() as unknown as SecretScanningKeys,
+      replays: new MemoryReportReplayStore(),
+      now: () => 0,
+    }).routes[0]!
+    const request = {
+      body: bodyReader({ ok: false, deadlineMs: 30_000 }),
+      headers: {} as IncomingHttpHeaders,
+    }
+    expect(await runRoute(route, request as unknown as ApiRequest, () => {})).toEqual({
+      kind: 'json',
+      status: 408,
+      body: {
+        error: {
+          status: 408,
+          message: 'Request timeout',
+          code: 'body_read_timeout',
+          detail: 'the body must arrive within 30 seconds',
+        },
+      },
     })
   })
 })

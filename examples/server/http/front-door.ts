@@ -14,6 +14,7 @@ import {
 import type { AddressInfo } from 'node:net'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
+import { LARGE_BODY_DEADLINE_MS } from '../request/body.js'
 import { isCanonicalTarget } from '../request/target.js'
 import { JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { TrustProxy } from './trust-proxy.js'
@@ -78,12 +79,28 @@ export function frontDoor(
   }
 }
 
-/** Creates the Node server with the front door before `next`. */
+/**
+ * How long a client may take to send a whole request, headers and body: Node's default of 300 s
+ * let a slow sender hold a connection and its buffered body for five minutes. Twice the
+ * large-body deadline, so that a leak report that meets it is never cut short here.
+ */
+const REQUEST_TIMEOUT_MS = 2 * LARGE_BODY_DEADLINE_MS
+
+/**
+ * How long a client may take to send a request's headers: a few hundred bytes that no real client
+ * needs more than seconds for (Node's default is 60 s).
+ */
+const HEADERS_TIMEOUT_MS = 20_000
+
+/** Creates the Node server with the front door before `next`, and the bounds above on slow clients. */
 export function createFrontDoorServer(
   app: App,
   next: (request: IncomingMessage, response: ServerResponse) => void,
 ): Server {
-  return createServer(frontDoor(app, next))
+  return createServer(
+    { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS },
+    frontDoor(app, next),
+  )
 }
 
 /** Writes a JSON answer on a bare Node response: the bytes every binding sends for a JSON result. */

@@ -1,6 +1,6 @@
 /**
  * Running a neutral route (routes/route-set.ts) on behalf of a binding: the handler's failures become
- * answers here — a body past the cap is 413, a store that fails (a `TokenStoreError`: tokens,
+ * answers here — a body past the cap is 413, a large body that stalled past its deadline 408, a store that fails (a `TokenStoreError`: tokens,
  * OAuth state, sessions, rate limits) is 503 and reported, anything else is 500 (logged, never
  * sent) — so that no framework's own error page ever answers for the API.
  *
@@ -9,8 +9,8 @@
  */
 
 import { deny, TokenStoreError } from '../../../src/index.js'
-import { BodyTooLargeError, parameterBodyTooLarge } from '../request/body.js'
-import { bodyTooLarge, denial, internalError } from '../routes/http-result.js'
+import { BodyReadTimeoutError, BodyTooLargeError, parameterBodyTooLarge } from '../request/body.js'
+import { bodyReadTimeout, bodyTooLarge, denial, internalError } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
 import { MAX_BODY_BYTES } from '../routes/route-set.js'
 import { messagePage } from '../web/html.js'
@@ -43,6 +43,7 @@ export async function runRoute(route: Route, request: ApiRequest, report: ErrorR
     return await route.handle(request)
   } catch (error) {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
+    if (error instanceof BodyReadTimeoutError) return bodyReadTimeout(error.deadlineMs)
     const where = `${route.method} ${route.path}`
     if (error instanceof TokenStoreError) {
       report(error, where)

@@ -27,7 +27,7 @@ import {
   tokenStatusOfHash,
 } from '../../../src/index.js'
 import { BodyReadersBusyError, BodyTooLargeError } from '../request/body.js'
-import { bodyTooLarge, json } from '../routes/http-result.js'
+import { bodyTooLarge, errorResult, json } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult, RouteSet } from '../routes/route-set.js'
 import { REPLAY_WINDOW_MS, type ReportReplayStore } from './report-replays.js'
 import type { SecretScanningKeys } from './secret-scanning-keys.js'
@@ -65,8 +65,8 @@ export interface LeakFeedback {
   readonly label: 'true_positive' | 'false_positive'
 }
 
-// GitHub batches matches; a report larger than this is not one of its reports.
-const MAX_REPORTED = 1000
+/** The most entries a leak report carries: GitHub batches matches, and a larger report is not one of its. */
+export const MAX_REPORTED = 1000
 
 // The longest entry a real report carries, in bytes of JSON: the token, 128 (a value matching the
 // published pattern is 42 characters; the rest is room for JSON escapes); the type
@@ -89,11 +89,7 @@ export const MAX_LEAK_REPORT_BYTES = MAX_REPORTED * MAX_ENTRY_BYTES
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 
-function failure(status: number, code: string, message: string, detail: string): RouteResult {
-  return json({ error: { status, message, code, detail } }, status)
-}
-
-const BAD_SIGNATURE = (detail: string) => failure(401, 'invalid_signature', 'Unauthorized', detail)
+const BAD_SIGNATURE = (detail: string) => errorResult(401, 'invalid_signature', 'Unauthorized', detail)
 
 function verified(body: Buffer, request: ApiRequest, keys: SecretScanningKeys): RouteResult | undefined {
   const id = request.headers[KEY_ID_HEADER]
@@ -194,16 +190,11 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
       if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
       // Senders retry: a few seconds frees the slots of the large reports being read now.
       if (error instanceof BodyReadersBusyError) {
-        return json(
-          {
-            error: {
-              status: 503,
-              message: 'Service unavailable',
-              code: 'service_unavailable',
-              detail: 'too many large reports are being read; try again later',
-            },
-          },
+        return errorResult(
           503,
+          'service_unavailable',
+          'Service unavailable',
+          'too many large reports are being read; try again later',
           { 'retry-after': '5' },
         )
       }
@@ -212,7 +203,7 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
     const unsigned = verified(body, request, keys)
     if (unsigned !== undefined) return unsigned
     const reported = parseReport(body)
-    if (typeof reported === 'string') return failure(400, 'malformed_report', 'Bad request', reported)
+    if (typeof reported === 'string') return errorResult(400, 'malformed_report', 'Bad request', reported)
     const digest = createHash('sha256').update(body).digest('hex')
     let fresh: boolean
     try {
@@ -221,15 +212,15 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
       log(
         `secret scanning: cannot record a report: ${error instanceof Error ? error.message : String(error)}`,
       )
-      return failure(503, 'service_unavailable', 'Service unavailable', 'try again later')
+      return errorResult(503, 'service_unavailable', 'Service unavailable', 'try again later')
     }
-    if (!fresh) return failure(409, 'replayed_report', 'Conflict', 'this report was already received')
+    if (!fresh) return errorResult(409, 'replayed_report', 'Conflict', 'this report was already received')
     try {
       return json(await act(reported))
     } catch (error) {
       log(`secret scanning: a report failed: ${error instanceof Error ? error.message : String(error)}`)
       await replays.release(digest).catch(() => {})
-      return failure(503, 'service_unavailable', 'Service unavailable', 'try again later')
+      return errorResult(503, 'service_unavailable', 'Service unavailable', 'try again later')
     }
   }
 

@@ -160,7 +160,7 @@ export class AbuseGuard {
     const { max, windowMs } = this.limits[name]
     const now = this.#now()
     // A name no limit has, so that no subject's key can be mistaken for it.
-    const locksKey = [`${name}:locks`, subject].join('\n')
+    const locksKey = keyOf(`${name}:locks`, [subject])
     const locks = await this.#store.peek(locksKey, now)
     const key = keyOf(name, [subject])
     const hit = await this.#store.hit(key, windowMs * 2 ** Math.min(locks, MAX_BACKOFF_DOUBLINGS), now)
@@ -203,7 +203,7 @@ function verdict(key: string, max: number, { count, resetInMs, window }: Hit): L
 
 // Parts are joined with a line break, which no network holds; only the last part can be a handle
 // (which might), so two different subjects never make one key.
-function keyOf(name: LimitName, subject: readonly string[]): string {
+function keyOf(name: LimitName | `${LimitName}:locks`, subject: readonly string[]): string {
   return [name, ...subject].join('\n')
 }
 

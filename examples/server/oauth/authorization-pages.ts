@@ -51,8 +51,9 @@ function lifetimeInWords(ms: number): string {
 /**
  * Who a request is, for the counts kept per person: the signed-in user, else the browser (its
  * anonymous sign-in cookie, which a form's CSRF check has verified, hashed so that no key holds a
- * cookie's value). Wrong user codes count against it (device-pages.ts), and so do open consent
- * pages (oauth/pending-consents.ts).
+ * cookie's value). Wrong user codes count against it (device-pages.ts), and a signed-in user's open
+ * consent pages (oauth/pending-consents.ts); signed out, a consent is owned by its device grant
+ * (`grantOwner`), since a new browser costs an attacker nothing.
  */
 export function consentOwner(session: Session | undefined, request?: ApiRequest): string {
   if (session !== undefined) return `user:${session.handle}`

@@ -9,7 +9,7 @@
  * or wrong, is also counted per client network (limits/abuse-limits.ts: 50 in 15 minutes) — atomically and
  * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
-// The core's window, not part of its public surface: only the lock's Retry-After needs it.
+// The core's failure window: the lock's Retry-After is at most that long.
 import { USER_CODE_FAILURE_WINDOW_MS, verifyUserCode } from '../../../src/oauth/index.js'
 import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'

@@ -8,15 +8,16 @@
  * §3.1 and RFC 9728 §3.1 clients look; a proxy in front of the server forwards that path unchanged.
  */
 import { SCOPES } from '../../../src/index.js'
+import { DEVICE_CODE_GRANT_TYPE } from '../../../src/oauth/index.js'
+import { API_PREFIX } from '../api/api-routes.js'
 import type { PublicOrigin } from '../public-origin.js'
 import { json } from '../routes/http-result.js'
 import type { Route, RouteResult } from '../routes/route-set.js'
 
-/** The API's base path: the protected resource is `{origin}/api/v1`. */
-export const API_PATH = '/api/v1'
-
-const AUTHORIZATION_SERVER = 'oauth-authorization-server'
-const PROTECTED_RESOURCE = 'oauth-protected-resource'
+/** The well-known name of the authorization server's metadata (RFC 8414 §3). */
+export const AUTHORIZATION_SERVER = 'oauth-authorization-server'
+/** The well-known name of a protected resource's metadata (RFC 9728 §3). */
+export const PROTECTED_RESOURCE = 'oauth-protected-resource'
 // The client authentication methods the endpoints accept (client-registry.ts, authenticate-client.ts).
 const CLIENT_AUTH = ['none', 'client_secret_basic', 'client_secret_post']
 const CONFIDENTIAL_AUTH = ['client_secret_basic', 'client_secret_post']
@@ -39,18 +40,14 @@ export function authorizationServerMetadata(origin: PublicOrigin): Record<string
     scopes_supported: SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: [
-      'authorization_code',
-      'refresh_token',
-      'urn:ietf:params:oauth:grant-type:device_code',
-    ],
+    grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT_TYPE],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: CLIENT_AUTH,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
     // RFC 7662 §4: only registered confidential clients allowed to introspect.
     introspection_endpoint_auth_methods_supported: CONFIDENTIAL_AUTH,
     // RFC 9728 §4: the resources that accept this server's tokens.
-    protected_resources: [`${issuer}${API_PATH}`],
+    protected_resources: [`${issuer}${API_PREFIX}`],
   }
 }
 
@@ -79,10 +76,30 @@ export function protectedResourceMetadata(origin: PublicOrigin, resource: string
  * // 'https://data.example.org/.well-known/oauth-protected-resource/api/v1'
  */
 export function resourceMetadataUrl(origin: PublicOrigin): string {
-  return origin.wellKnown(PROTECTED_RESOURCE, API_PATH)
+  return origin.wellKnown(PROTECTED_RESOURCE, API_PREFIX)
 }
 
-const served = (answer: () => Record<string, unknown>) => async (): Promise<RouteResult> => json(answer())
+/**
+ * `build`, made once per origin: what depends only on the origin is not rebuilt per request. The
+ * origin may be known only once the server listens (before any request), so it is read on the
+ * first call, and again on each to notice a change.
+ *
+ * @example
+ * const metadataUrl = perOrigin(origin, () => resourceMetadataUrl(origin))
+ */
+export function perOrigin<T>(origin: PublicOrigin, build: () => T): () => T {
+  let cached: { readonly url: string; readonly value: T } | undefined
+  return () => {
+    const url = origin.url
+    if (cached?.url !== url) cached = { url, value: build() }
+    return cached.value
+  }
+}
+
+const served = (origin: PublicOrigin, answer: () => Record<string, unknown>) => {
+  const document = perOrigin(origin, answer)
+  return async (): Promise<RouteResult> => json(document())
+}
 
 /**
  * The discovery routes: the authorization server's metadata at `/.well-known/oauth-authorization-server`
@@ -104,15 +121,18 @@ export function discoveryRoutes(origin: PublicOrigin): Route[] {
   // location would describe the whole host, which a server under a prefix may share with others:
   // with a prefix, only the path-inserted one is served.
   const originPath = `/.well-known/${PROTECTED_RESOURCE}${prefix}`
+  const asMetadata = served(origin, () => authorizationServerMetadata(origin))
   return [
-    ...asPaths.map(
-      (path): Route => ({ method: 'GET', path, handle: served(() => authorizationServerMetadata(origin)) }),
-    ),
-    { method: 'GET', path: originPath, handle: served(() => protectedResourceMetadata(origin, origin.url)) },
+    ...asPaths.map((path): Route => ({ method: 'GET', path, handle: asMetadata })),
     {
       method: 'GET',
-      path: `/.well-known/${PROTECTED_RESOURCE}${prefix}${API_PATH}`,
-      handle: served(() => protectedResourceMetadata(origin, `${origin.url}${API_PATH}`)),
+      path: originPath,
+      handle: served(origin, () => protectedResourceMetadata(origin, origin.url)),
+    },
+    {
+      method: 'GET',
+      path: `/.well-known/${PROTECTED_RESOURCE}${prefix}${API_PREFIX}`,
+      handle: served(origin, () => protectedResourceMetadata(origin, `${origin.url}${API_PREFIX}`)),
     },
   ]
 }

@@ -91,7 +91,7 @@ function tooManyRequests(name: LimitName, retryAfter: number, poll = false): Rou
     poll ? 'slow_down' : 'temporarily_unavailable',
     name === 'deviceGrants'
       ? 'too many device authorizations are pending on this server; try again later'
-      : 'too many requests from this address; try again later',
+      : 'too many requests from this network; try again later',
     { status: 429 },
   )
   return json(error.toJSON(), error.status, { ...NO_STORE, 'retry-after': String(retryAfter) })

@@ -140,10 +140,11 @@ export class MemoryPendingConsents implements PendingConsentStore {
   readonly #now: () => number
   readonly #maxPerOwner: number
   readonly #max: number
-  // Every entry, in creation order; each owner's ids, and the browsers' ids, in creation order.
+  // Every entry, in creation order; each owner's ids, and the ids of the entries made before sign-in
+  // (owners other than `user:…`: grants now), bounded together by MAX_PENDING_CONSENTS, in creation order.
   readonly #entries = new Map<string, Entry>()
   readonly #byOwner = new Map<string, Set<string>>()
-  readonly #browsers = new Set<string>()
+  readonly #signedOut = new Set<string>()
 
   constructor(now: () => number, maxPerOwner = MAX_PENDING_CONSENTS_PER_OWNER, max = MAX_PENDING_CONSENTS) {
     this.#now = now
@@ -164,14 +165,14 @@ export class MemoryPendingConsents implements PendingConsentStore {
     if (own !== undefined && own.size >= ownerBound(owner, this.#maxPerOwner)) {
       this.#delete(own.values().next().value!)
     }
-    const browser = !owner.startsWith(USER_OWNER)
-    if (browser && this.#browsers.size >= this.#max) {
-      const oldest = this.#entries.get(this.#browsers.values().next().value!)!
+    const signedOut = !owner.startsWith(USER_OWNER)
+    if (signedOut && this.#signedOut.size >= this.#max) {
+      const oldest = this.#entries.get(this.#signedOut.values().next().value!)!
       return { full: true, retryAfter: Math.max(1, Math.ceil((oldest.consent.expiresAt - now) / 1000)) }
     }
     const consent = newConsent(subject, sessionId, now, expiresAt)
     this.#entries.set(consent.id, { consent, owner })
-    if (browser) this.#browsers.add(consent.id)
+    if (signedOut) this.#signedOut.add(consent.id)
     const ids = this.#byOwner.get(owner)
     if (ids === undefined) this.#byOwner.set(owner, new Set([consent.id]))
     else ids.add(consent.id)
@@ -215,11 +216,11 @@ export class MemoryPendingConsents implements PendingConsentStore {
   }
 
   // Forgets expired entries from the oldest on, stopping at the first live one, among all entries
-  // and among the browsers' (whose bound must not be held by expired ones behind a user's): each
+  // and among the signed-out ones (whose bound must not be held by expired ones behind a user's): each
   // entry is looked at a bounded number of times more than it is created, so creating stays
   // constant time on average. An entry that expires sooner behind a live one waits its turn.
   #forgetExpiredOldest(now: number): void {
-    for (const order of [this.#entries.keys(), this.#browsers.values()]) {
+    for (const order of [this.#entries.keys(), this.#signedOut.values()]) {
       for (const id of order) {
         if (now < this.#entries.get(id)!.consent.expiresAt) break
         this.#delete(id)
@@ -231,7 +232,7 @@ export class MemoryPendingConsents implements PendingConsentStore {
     const entry = this.#entries.get(id)
     if (entry === undefined) return
     this.#entries.delete(id)
-    this.#browsers.delete(id)
+    this.#signedOut.delete(id)
     const ids = this.#byOwner.get(entry.owner)
     ids?.delete(id)
     if (ids?.size === 0) this.#byOwner.delete(entry.owner)

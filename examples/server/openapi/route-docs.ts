@@ -10,7 +10,14 @@ import { PUBLIC_DATASET_LEVELS } from '../../../src/index.js'
 import { API_PREFIX } from '../api/api-routes.js'
 import { MEMBER_STATUSES } from '../api/data.js'
 import { DEFAULT_MAX_RESULTS, MAX_MAX_RESULTS } from '../api/listing.js'
-import { KEY_ID_HEADER, SIGNATURE_HEADER } from '../leaks/leak-reports.js'
+import {
+  KEY_ID_HEADER,
+  MAX_LEAK_REPORT_BYTES,
+  MAX_REPORTED,
+  SIGNATURE_HEADER,
+} from '../leaks/leak-reports.js'
+import { AUTHORIZATION_SERVER, PROTECTED_RESOURCE } from '../oauth/discovery.js'
+import { LARGE_BODY_DEADLINE_MS, MAX_CONCURRENT_LARGE_BODIES } from '../request/body.js'
 import { MAX_BODY_BYTES } from '../routes/route-set.js'
 import { MAX_TEXT_LENGTH } from '../seed/shapes.js'
 
@@ -294,8 +301,8 @@ export interface OAuthRouteDoc {
   readonly security?: readonly Record<string, readonly string[]>[]
 }
 
-const DISCOVERY_AS = '/.well-known/oauth-authorization-server'
-const DISCOVERY_RESOURCE = '/.well-known/oauth-protected-resource'
+const DISCOVERY_AS = `/.well-known/${AUTHORIZATION_SERVER}`
+const DISCOVERY_RESOURCE = `/.well-known/${PROTECTED_RESOURCE}`
 
 /**
  * The documentation of an OAuth route, by method and path (discovery paths with their prefix), or
@@ -384,13 +391,13 @@ export const LEAK_REPORT_DOC: RouteDoc & { readonly summary: string } = {
   ],
   requestBody: {
     required: true,
-    description: 'The reported tokens (1 to 1000).',
+    description: `The reported tokens (1 to ${MAX_REPORTED}), at most ${MAX_LEAK_REPORT_BYTES} bytes.`,
     content: {
       [JSON_TYPE]: {
         schema: {
           type: 'array',
           minItems: 1,
-          maxItems: 1000,
+          maxItems: MAX_REPORTED,
           items: {
             type: 'object',
             required: ['token', 'type', 'url', 'source'],
@@ -421,10 +428,30 @@ export const LEAK_REPORT_DOC: RouteDoc & { readonly summary: string } = {
       'Conflict: the same report was received within a day (`replayed_report`).',
       serverErrorBody(409, 'Conflict', ['replayed_report']),
     ),
-    413: BODY_TOO_LARGE,
-    503: jsonResponse(
-      'Service unavailable: a store failed; the report was not kept, send it again (`service_unavailable`).',
-      serverErrorBody(503, 'Service unavailable', ['service_unavailable']),
+    408: jsonResponse(
+      `Request timeout: a body past ${MAX_BODY_BYTES} bytes did not arrive within ` +
+        `${LARGE_BODY_DEADLINE_MS / 1000} seconds; the connection is closed, so a sender still there ` +
+        'may read this or only see the connection end (`body_read_timeout`).',
+      serverErrorBody(408, 'Request timeout', ['body_read_timeout']),
     ),
+    // The route's own cap, not the API's MAX_BODY_BYTES of BODY_TOO_LARGE.
+    413: jsonResponse(
+      `Payload too large: a body of more than ${MAX_LEAK_REPORT_BYTES} bytes (\`body_too_large\`).`,
+      serverErrorBody(413, 'Payload too large', ['body_too_large']),
+    ),
+    503: {
+      ...jsonResponse(
+        'Service unavailable: a store failed, or ' +
+          `${MAX_CONCURRENT_LARGE_BODIES} other bodies past ${MAX_BODY_BYTES} bytes are being read; ` +
+          'the report was not kept, send it again (`service_unavailable`).',
+        serverErrorBody(503, 'Service unavailable', ['service_unavailable']),
+      ),
+      headers: {
+        'Retry-After': {
+          description: 'Seconds to wait before sending again; sent when the body readers are busy.',
+          schema: integer,
+        },
+      },
+    },
   },
 }

@@ -33,6 +33,17 @@ const EMPTY = Buffer.alloc(0)
 // Reads now holding one of the slots of MAX_CONCURRENT_LARGE_BODIES.
 let largeBodies = 0
 
+/**
+ * How long a read may hold one of the {@link MAX_CONCURRENT_LARGE_BODIES} slots: a sender that
+ * passes {@link MAX_BODY_BYTES} and then stalls would otherwise keep the slot for as long as Node's
+ * server keeps the connection, and four of them would shut the route. The leak-report cap in this
+ * time is about 80 KB/s, far below any real sender.
+ *
+ * @example
+ * LARGE_BODY_DEADLINE_MS // 30000: a read that took a slot ends by then, or fails with BodyReadTimeoutError
+ */
+export const LARGE_BODY_DEADLINE_MS = 30_000
+
 /** The body passed {@link MAX_BODY_BYTES} while every large-body slot was taken; the handler answers 503. */
 export class BodyReadersBusyError extends Error {
   constructor() {
@@ -42,28 +53,47 @@ export class BodyReadersBusyError extends Error {
 }
 
 /**
+ * A body that took a large-body slot did not end within {@link LARGE_BODY_DEADLINE_MS}; the handler
+ * answers 408 (which the sender, gone or stalled, may never read: the slot is what matters).
+ */
+export class BodyReadTimeoutError extends Error {
+  readonly deadlineMs: number
+
+  constructor(deadlineMs: number) {
+    super(`a large request body did not end within ${deadlineMs} ms`)
+    this.name = 'BodyReadTimeoutError'
+    this.deadlineMs = deadlineMs
+  }
+}
+
+/**
  * Reads a stream to its end, failing as soon as it exceeds `limit` bytes. Past the cap the stream
  * is left paused, not destroyed: the connection must stay up for the 413, and Node's server
  * discards the rest of the body once the response has ended. Past {@link MAX_BODY_BYTES} the read
- * takes one of {@link MAX_CONCURRENT_LARGE_BODIES} slots, or fails with {@link BodyReadersBusyError}.
+ * takes one of {@link MAX_CONCURRENT_LARGE_BODIES} slots, or fails with {@link BodyReadersBusyError};
+ * holding one, it must end within `deadlineMs`, or the stream is destroyed (a stalled sender is gone
+ * or hostile) and the slot given back at once.
  *
  * The bytes go into one buffer grown by doubling, never a list of the chunks as they came: a body
  * sent in 1-byte chunks made a Buffer per byte (the leak-report route's 2.4 MB cap held 475 MB of
  * heap that way, measured by the security review).
  *
- * @throws {BodyTooLargeError} past the cap; {@link BodyReadersBusyError} when no slot is free.
+ * @throws {BodyTooLargeError} past the cap; {@link BodyReadersBusyError} when no slot is free;
+ *   {@link BodyReadTimeoutError} past the deadline.
  */
-function readCapped(stream: Readable, limit: number): Promise<Buffer> {
+function readCapped(stream: Readable, limit: number, deadlineMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // Nothing allocated until a byte comes: most requests have no body.
     let buffer = EMPTY
     let length = 0
     let slot = false
+    let deadline: NodeJS.Timeout | undefined
     const settle = (error: Error | undefined) => {
       stream.off('data', onData)
       stream.off('end', onEnd)
       stream.off('error', onError)
       stream.off('close', onClose)
+      clearTimeout(deadline)
       if (slot) largeBodies--
       slot = false
       if (error === undefined) resolve(buffer.subarray(0, length))
@@ -85,9 +115,13 @@ function readCapped(stream: Readable, limit: number): Promise<Buffer> {
         }
         largeBodies++
         slot = true
+        deadline = setTimeout(onDeadline, deadlineMs)
+        // The deadline bounds the slot, not the process: it never keeps Node running.
+        deadline.unref()
       }
       if (next > buffer.byteLength) {
-        const grown = Buffer.alloc(Math.min(limit, Math.max(2 * buffer.byteLength, next, 16 * 1024)))
+        // Unzeroed: only `subarray(0, length)` leaves this function, and every byte of it is copied in.
+        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(2 * buffer.byteLength, next, 16 * 1024)))
         buffer.copy(grown, 0, 0, length)
         buffer = grown
       }
@@ -99,6 +133,10 @@ function readCapped(stream: Readable, limit: number): Promise<Buffer> {
     // A sender that goes away mid-body may end the stream with neither `end` nor `error`: the read
     // must still end, and give its slot back.
     const onClose = () => settle(new Error('the request closed before its body ended'))
+    const onDeadline = () => {
+      settle(new BodyReadTimeoutError(deadlineMs))
+      stream.destroy()
+    }
     stream.on('data', onData)
     stream.on('end', onEnd)
     stream.on('error', onError)
@@ -180,11 +218,15 @@ export function parseBodyParameters(body: Buffer, contentType: string | undefine
   }
 }
 
-/** A body read ahead by a binding's parser: its bytes, the cap it passed, or no large-body slot free. */
+/**
+ * A body read ahead by a binding's parser: its bytes, the cap it passed, no large-body slot free, or
+ * the deadline a large body did not meet.
+ */
 export type ReadBody =
   | { readonly ok: true; readonly bytes: Buffer }
   | { readonly ok: false; readonly limit: number }
   | { readonly ok: false; readonly busy: true }
+  | { readonly ok: false; readonly deadlineMs: number }
 
 /** The cap on a request's body, by its method and raw target: see {@link bodyLimits}. */
 export type BodyLimit = (method: string | undefined, target: string | undefined) => number
@@ -223,7 +265,8 @@ export function bodyLimits(sets: readonly RouteSet[]): BodyLimit {
 /**
  * Reads a request body for a binding's body parser, capped at `limit` (from {@link bodyLimits}):
  * what the handlers read later (`ApiRequest.body`) and what the parser hands the framework as
- * `req.body`.
+ * `req.body`. A read past {@link MAX_BODY_BYTES} must end within `deadlineMs` (the bindings keep
+ * {@link LARGE_BODY_DEADLINE_MS}; tests pass a shorter one).
  *
  * @example
  * const { read, parameters } = await readRequestBody(req, req.headers['content-type'], limitOf(req.method, req.url))
@@ -232,9 +275,10 @@ export async function readRequestBody(
   stream: Readable,
   contentType: string | undefined,
   limit: number,
+  deadlineMs: number = LARGE_BODY_DEADLINE_MS,
 ): Promise<{ readonly read: ReadBody; readonly parameters: unknown }> {
   try {
-    const bytes = await readCapped(stream, limit)
+    const bytes = await readCapped(stream, limit, deadlineMs)
     // A route with a cap of its own is no API route (bodyLimits refuses one with `access`): no
     // adapter looks at its parameters, and parsing megabytes of JSON would hold the event loop.
     const parameters = limit === MAX_BODY_BYTES ? parseBodyParameters(bytes, contentType) : undefined
@@ -244,13 +288,15 @@ export async function readRequestBody(
       return { read: { ok: false, limit: error.limit }, parameters: undefined }
     if (error instanceof BodyReadersBusyError)
       return { read: { ok: false, busy: true }, parameters: undefined }
+    if (error instanceof BodyReadTimeoutError)
+      return { read: { ok: false, deadlineMs: error.deadlineMs }, parameters: undefined }
     throw error
   }
 }
 
 /**
- * The handlers' view of a body read ahead: its bytes, {@link BodyTooLargeError} (→ 413), or
- * {@link BodyReadersBusyError} (→ 503).
+ * The handlers' view of a body read ahead: its bytes, {@link BodyTooLargeError} (→ 413),
+ * {@link BodyReadersBusyError} (→ 503), or {@link BodyReadTimeoutError} (→ 408).
  *
  * @example
  * const body = bodyReader(read)
@@ -258,9 +304,9 @@ export async function readRequestBody(
 export function bodyReader(read: ReadBody | undefined): () => Promise<Buffer> {
   if (read === undefined) return () => Promise.resolve(EMPTY)
   if (read.ok) return () => Promise.resolve(read.bytes)
-  return 'busy' in read
-    ? () => Promise.reject(new BodyReadersBusyError())
-    : () => Promise.reject(new BodyTooLargeError(read.limit))
+  if ('busy' in read) return () => Promise.reject(new BodyReadersBusyError())
+  if ('deadlineMs' in read) return () => Promise.reject(new BodyReadTimeoutError(read.deadlineMs))
+  return () => Promise.reject(new BodyTooLargeError(read.limit))
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The server's own answers beside the policy's denials: JSON documents, and the 400/413/500 errors
+ * The server's own answers beside the policy's denials: JSON documents, and the 400/408/413/500 errors
  * it raises itself, in the same `{"error":{status,message,code}}` shape plus a `detail` for the
  * caller. Pure functions; bindings serialize the result.
  */
@@ -43,6 +43,23 @@ export function notFound(): RouteResult {
 }
 
 /**
+ * One of the server's own errors, in the policy's body shape plus a `detail` for the caller.
+ *
+ * @example
+ * errorResult(409, 'replayed_report', 'Conflict', 'this report was already received')
+ * // 409 {"error":{"status":409,"message":"Conflict","code":"replayed_report","detail":"this report was …"}}
+ */
+export function errorResult(
+  status: number,
+  code: string,
+  message: string,
+  detail: string,
+  headers?: ResponseHeaders,
+): RouteResult {
+  return json({ error: { status, message, code, detail } }, status, headers)
+}
+
+/**
  * A parameter of the request is invalid: 400 with the policy's `Bad request` body shape and a
  * `detail` saying what was expected (never echoing the value, which could be anything).
  *
@@ -51,21 +68,28 @@ export function notFound(): RouteResult {
  * // 400 {"error":{"status":400,"message":"Bad request","code":"invalid_parameter","detail":"maxResults must be …"}}
  */
 export function invalidParameter(detail: string): RouteResult {
-  return json({ error: { status: 400, message: 'Bad request', code: 'invalid_parameter', detail } }, 400)
+  return errorResult(400, 'invalid_parameter', 'Bad request', detail)
 }
 
 /** The request body is larger than the server reads. */
 export function bodyTooLarge(limit: number): RouteResult {
-  return json(
-    {
-      error: {
-        status: 413,
-        message: 'Payload too large',
-        code: 'body_too_large',
-        detail: `the body must be at most ${limit} bytes`,
-      },
-    },
-    413,
+  return errorResult(413, 'body_too_large', 'Payload too large', `the body must be at most ${limit} bytes`)
+}
+
+/**
+ * A request body that took a large-body slot did not arrive within its deadline (the sender may be
+ * gone by then: the answer is sent if it can be).
+ *
+ * @example
+ * bodyReadTimeout(30_000)
+ * // 408 {"error":{"status":408,"message":"Request timeout","code":"body_read_timeout","detail":"the body must arrive within 30 seconds"}}
+ */
+export function bodyReadTimeout(deadlineMs: number): RouteResult {
+  return errorResult(
+    408,
+    'body_read_timeout',
+    'Request timeout',
+    `the body must arrive within ${deadlineMs / 1000} seconds`,
   )
 }
 
