@@ -282,10 +282,10 @@ export interface Admitted {
 /**
  * Where an entry's event stands: the adapter waits for the response's end to tell it (`armed`), a
  * step of the policy is deciding on the request meanwhile (`deciding`: an end that comes now waits
- * for the step's own answer, the request's last word), the response ended while one was (`ended`:
- * the step tells as it settles), or it was told (`told`: never again on this request).
+ * for the step's own answer, the request's last word, which the adapter arms again as it settles),
+ * or it was told (`told`: never again on this request). Absent: nothing waits to tell it.
  */
-export type Telling = 'armed' | 'deciding' | 'ended' | 'told'
+export type Telling = 'armed' | 'deciding' | 'told'
 
 const admittedByPolicy = new WeakMap<AccessPolicy, WeakMap<object, Admitted>>()
 
@@ -357,11 +357,7 @@ export function keepOn(entry: Admitted, admission: Admission): Admitted | undefi
     entry.telling = 'armed'
     return undefined
   }
-  // The response ended while this step decided: the adapter tells its answer now.
-  if (telling === 'ended') {
-    entry.telling = 'armed'
-    return entry
-  }
+  // Unarmed: a new entry, or one whose response ended while this step decided (told now, then).
   return telling === 'armed' ? undefined : arm(entry)
 }
 
@@ -413,12 +409,14 @@ export function decidingOn<A extends Admission | Promise<Admission>>(
  * res.once('close', () => tellAtEnd(policy, entry, sentStatus(res)))
  */
 export function tellAtEnd(policy: AccessPolicy, entry: Admitted, status: number | undefined): void {
+  // The step deciding tells its own answer as it settles: it arms the entry again (keepOn).
   if (entry.telling === 'deciding') {
-    entry.telling = 'ended'
+    entry.telling = undefined
     return
   }
+  // A told entry has no event left, and keepOn never gives it one again.
   const event = entry.event
-  if (event === undefined || entry.telling === 'told') return
+  if (event === undefined) return
   entry.telling = 'told'
   entry.event = undefined
   policyHooks(policy).decision?.(

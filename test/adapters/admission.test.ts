@@ -8,7 +8,9 @@ import {
   admittedRequests,
   BODY_NOT_YET_PARSED,
   deciding,
+  decidingOn,
   keepAdmission,
+  keepOn,
   tellAtEnd,
   whenAdmitted,
 } from '../../adapters/shared/admission.js'
@@ -420,6 +422,48 @@ describe('keepAdmission and tellAtEnd: one event per policy and request, with th
     expect(keepAdmission(entries, request, refused, false)).toBe(fresh)
     tellAtEnd(policy, fresh, undefined)
     expect(events).toEqual([event(404)])
+  })
+
+  test('each step that decides while the response ends is waited for, the last one told', async () => {
+    const { policy, events } = await setup()
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    // A step decided and settled before the end; the next one decides when the client goes.
+    deciding(fresh)
+    expect(keepAdmission(entries, request, allowed(event(200)), true)).toBeUndefined()
+    deciding(fresh)
+    tellAtEnd(policy, fresh, undefined)
+    expect(events).toEqual([])
+    const refused: Admission = { ok: false, decision: deny('insufficient_scope'), event: event(403) }
+    expect(keepAdmission(entries, request, refused, false)).toBe(fresh)
+    tellAtEnd(policy, fresh, undefined)
+    expect(events).toEqual([event(403)])
+  })
+
+  test("keepOn: an adapter's own record is armed when it first has an event, once", () => {
+    const record: Admitted = { principal: undefined, event: undefined, telling: undefined }
+    expect(keepOn(record, { ok: true, principal, allow: undefined })).toBeUndefined()
+    expect(record.telling).toBeUndefined()
+    expect(keepOn(record, allowed(event(200)))).toBe(record)
+    expect(record).toMatchObject({ principal, event: event(200), telling: 'armed' })
+    expect(keepOn(record, allowed(event(201)))).toBeUndefined()
+    expect(record.event).toEqual(event(201))
+  })
+
+  test('decidingOn marks the entry only for an admission still to settle; no entry, nothing to mark', async () => {
+    const { policy } = await setup()
+    const entries = admittedRequests(policy)
+    const request = {}
+    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    const settled = allowed(event(200))
+    expect(decidingOn(settled, entries, request)).toBe(settled)
+    expect(fresh.telling).toBe('armed')
+    const pending = Promise.resolve(settled)
+    expect(decidingOn(pending, entries, request)).toBe(pending)
+    expect(fresh.telling).toBe('deciding')
+    expect(() => decidingOn(pending, entries, {})).not.toThrow()
+    expect(() => deciding(undefined)).not.toThrow()
   })
 
   test('a told entry is never told again, whatever a later step keeps', async () => {
