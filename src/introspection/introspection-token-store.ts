@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { configErrorFromZod } from '../config-error.js'
+import { functionShape, isSecureEndpointUrl } from '../config-shapes.js'
 import { parseScopes } from '../decisions/scopes.js'
 import { TokenStoreError } from '../errors.js'
 import { tokenKindOf } from '../tokens/token-format.js'
@@ -33,21 +34,8 @@ export interface IntrospectionTokenStoreOptions {
   readonly now?: () => number
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
-
-function isEndpointUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  if (url.username !== '' || url.password !== '' || url.hash !== '') return false
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))
-}
-
-function functionShape<F>() {
-  return z.custom<F>((value) => typeof value === 'function', { message: 'must be a function' })
-}
-
 const optionsSchema = z.strictObject({
-  endpoint: z.string().refine(isEndpointUrl, {
+  endpoint: z.string().refine(isSecureEndpointUrl, {
     message: 'must be an absolute https URL (http only on a loopback host) without user info or fragment',
   }),
   clientId: z.string().regex(/^[\x21-\x7e]{1,80}$/, 'must be 1-80 visible ASCII characters'),

@@ -72,6 +72,10 @@ describe('IntrospectionTokenStore options', () => {
     [{ endpoint: 'http://as.example/introspect' }, 'options.endpoint'],
     [{ endpoint: 'https://u:p@as.example/introspect' }, 'options.endpoint'],
     [{ endpoint: 'nope' }, 'options.endpoint'],
+    // A bare '#' is a fragment too, though it parses to an empty one.
+    [{ endpoint: 'https://as.example/introspect#' }, 'options.endpoint'],
+    [{ endpoint: 'https://as.example/introspect#x' }, 'options.endpoint'],
+    [{ endpoint: 'http://127.0.0.2/introspect' }, 'options.endpoint'],
     [{ clientId: '' }, 'options.clientId'],
     [{ clientSecret: '' }, 'options.clientSecret'],
     [{ cacheTtlMs: 60_001 }, 'options.cacheTtlMs'],
@@ -85,11 +89,23 @@ describe('IntrospectionTokenStore options', () => {
     expect(() => new IntrospectionTokenStore(options as never)).toThrow(name)
   })
 
-  test('accepts http on a loopback host', () => {
+  test('an endpoint is refused with the rule it breaks', () => {
     expect(
       () =>
-        new IntrospectionTokenStore({ endpoint: 'http://127.0.0.1:1/i', clientId: 'rs', clientSecret: 's' }),
-    ).not.toThrow()
+        new IntrospectionTokenStore({ endpoint: 'https://as.example/i#', clientId: 'rs', clientSecret: 's' }),
+    ).toThrow(
+      'options.endpoint: must be an absolute https URL (http only on a loopback host) without user info or fragment',
+    )
+  })
+
+  test.each([
+    'http://127.0.0.1:1/i',
+    'http://localhost:8080/i',
+    'http://[::1]/i',
+    'https://as.example/oauth/introspect?tenant=a',
+    'https://as.example:8443/introspect',
+  ])('accepts %s (https, or http on a loopback host)', (endpoint) => {
+    expect(() => new IntrospectionTokenStore({ endpoint, clientId: 'rs', clientSecret: 's' })).not.toThrow()
   })
 })
 
