@@ -3,7 +3,7 @@ import { configErrorFromZod } from '../config-error.js'
 import { functionShape, isSecureEndpointUrl } from '../config-shapes.js'
 import { parseScopes } from '../decisions/scopes.js'
 import { TokenStoreError } from '../errors.js'
-import { tokenKindOf } from '../tokens/token-format.js'
+import { tokenKindOf, tokenValueHint } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, tokenRecordSchema } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
@@ -230,7 +230,7 @@ function recordOf(answer: unknown, value: string, hash: string, now: number): To
   if (!body.active) return undefined
   const kind = tokenKindOf(value)
   try {
-    const scopes = parseScopes(body.scope === '' ? [] : body.scope.split(' ')).granted
+    const scopes = parseScopes(body.scope).granted
     return tokenRecordSchema.parse({
       id: body.jti !== undefined && TOKEN_ID.test(body.jti) ? body.jti : `rt_${hash.slice(0, 16)}`,
       kind,
@@ -238,7 +238,7 @@ function recordOf(answer: unknown, value: string, hash: string, now: number): To
       name: REMOTE_NAME,
       scopes,
       hash,
-      hint: `${value.slice(0, 4)}…${value.slice(-4)}`,
+      hint: tokenValueHint(value),
       createdAt: body.iat === undefined ? now : body.iat * 1000,
       ...(body.exp !== undefined && { expiresAt: body.exp * 1000 }),
       ...(kind === 'oauth' && body.client_id !== undefined && { clientId: body.client_id }),

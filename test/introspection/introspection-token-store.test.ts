@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest'
 import { ConfigError } from '../../src/errors.js'
 import { IntrospectionTokenStore } from '../../src/introspection/index.js'
 import { createAccessPolicy } from '../../src/policy.js'
-import { generateTokenValue } from '../../src/tokens/token-format.js'
+import { generateTokenValue, tokenValueHint } from '../../src/tokens/token-format.js'
 
 const NOW = Date.parse('2026-11-26T12:00:00Z')
 const ENDPOINT = 'https://as.example/oauth/introspect'
@@ -133,6 +133,18 @@ describe('answers', () => {
   })
 
   test.each([
+    ['public data.data', ['public', 'data.data']],
+    ['', ['public']],
+  ])('scope %j is the record granting %j, hinted like a stored token', async (scope, granted) => {
+    const { tokens } = setup(() => json({ ...ACTIVE, scope }))
+    const value = generateTokenValue('oauth')
+    const record = await tokens.findByValue(value)
+    expect(record?.scopes).toEqual(granted)
+    expect(record?.hint).toBe(tokenValueHint(value))
+    expect(record?.hint).toBe(`${value.slice(0, 4)}…${value.slice(-4)}`)
+  })
+
+  test.each([
     ['inactive', { active: false }, 401],
     ['active but expired by its exp', { ...ACTIVE, exp: Math.floor(NOW / 1000) - 1 }, 401],
   ])('%s → %s', async (_name, body, status) => {
@@ -152,6 +164,9 @@ describe('answers', () => {
     ['active without token_type', () => json({ ...ACTIVE, token_type: undefined })],
     ['a refresh token (not a bearer token)', () => json({ ...ACTIVE, token_type: 'refresh_token' })],
     ['an unknown scope', () => json({ ...ACTIVE, scope: 'public admin.all' })],
+    // RFC 6749 §3.3 delimits scopes by single spaces: an empty entry is a bad scope, not skipped.
+    ['a double space between scopes', () => json({ ...ACTIVE, scope: 'public  data.data' })],
+    ['a trailing space after the scopes', () => json({ ...ACTIVE, scope: 'public data.data ' })],
     ['a network error', () => Promise.reject(new TypeError('fetch failed'))],
     ['an array', () => json([ACTIVE])],
   ])('%s is a 503 reported to onError, never an allow, and never cached', async (_name, respond) => {
