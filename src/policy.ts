@@ -7,6 +7,7 @@ import {
 import { type HttpDenial, renderDenial } from './authentication/http-denial.js'
 import { isSecureTransport, type TransportFacts } from './authentication/transport.js'
 import { configErrorFromZod } from './config-error.js'
+import { functionShape, isSecureEndpointUrl } from './config-shapes.js'
 import { checkResponseSize, decideRequest, type RequestFacts } from './decisions/decide.js'
 import { type Allow, type Decision, type Deny, type DenyCode, deny } from './decisions/decision.js'
 import type { Operation } from './decisions/operations.js'
@@ -119,7 +120,6 @@ export interface AccessPolicy {
   render(decision: Deny): HttpDenial
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 const RESOURCE_METADATA_RULE =
   'must be an absolute https URL (http only on a loopback host) of printable ASCII, without quotes, user info or fragment'
 
@@ -157,10 +157,7 @@ const optionsSchema = z.strictObject({
 // leaves the machine. The value goes into a quoted-string, so it is kept to printable ASCII without
 // quotes or backslashes.
 function isResourceMetadataUrl(value: string): boolean {
-  if (!/^[\x21\x23-\x5b\x5d-\x7e]{1,2000}$/.test(value) || !URL.canParse(value)) return false
-  const url = new URL(value)
-  if (url.username !== '' || url.password !== '' || url.hash !== '' || value.includes('#')) return false
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))
+  return /^[\x21\x23-\x5b\x5d-\x7e]{1,2000}$/.test(value) && isSecureEndpointUrl(value)
 }
 
 // The metadata URL, once known: a string option at once, a function's answer at the first 401.
@@ -189,10 +186,6 @@ function metadataResolver(
     }
     return resolved
   }
-}
-
-function functionShape<F>() {
-  return z.custom<F>((value) => typeof value === 'function', { message: 'must be a function' })
 }
 
 /** The hooks an adapter reports to; internal to the package (not exported from its entry points). */

@@ -145,6 +145,7 @@ describe('resourceMetadata (RFC 9728 §5.1)', () => {
     'http://data.example.org/.well-known/oauth-protected-resource',
     'https://user:pw@data.example.org/.well-known/oauth-protected-resource',
     'https://data.example.org/.well-known/oauth-protected-resource#x',
+    'https://data.example.org/.well-known/oauth-protected-resource#',
     'https://data.example.org/a"b',
     'https://data.example.org/\r\nSet-Cookie: x',
     'ftp://data.example.org/meta',

@@ -1,8 +1,9 @@
 import { z } from 'zod'
 import { configErrorFromZod } from '../config-error.js'
+import { functionShape, isSecureEndpointUrl } from '../config-shapes.js'
 import { parseScopes } from '../decisions/scopes.js'
 import { TokenStoreError } from '../errors.js'
-import { tokenKindOf } from '../tokens/token-format.js'
+import { tokenKindOf, tokenValueHint } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, tokenRecordSchema } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
@@ -33,21 +34,8 @@ export interface IntrospectionTokenStoreOptions {
   readonly now?: () => number
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
-
-function isEndpointUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  if (url.username !== '' || url.password !== '' || url.hash !== '') return false
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))
-}
-
-function functionShape<F>() {
-  return z.custom<F>((value) => typeof value === 'function', { message: 'must be a function' })
-}
-
 const optionsSchema = z.strictObject({
-  endpoint: z.string().refine(isEndpointUrl, {
+  endpoint: z.string().refine(isSecureEndpointUrl, {
     message: 'must be an absolute https URL (http only on a loopback host) without user info or fragment',
   }),
   clientId: z.string().regex(/^[\x21-\x7e]{1,80}$/, 'must be 1-80 visible ASCII characters'),
@@ -242,7 +230,7 @@ function recordOf(answer: unknown, value: string, hash: string, now: number): To
   if (!body.active) return undefined
   const kind = tokenKindOf(value)
   try {
-    const scopes = parseScopes(body.scope === '' ? [] : body.scope.split(' ')).granted
+    const scopes = parseScopes(body.scope).granted
     return tokenRecordSchema.parse({
       id: body.jti !== undefined && TOKEN_ID.test(body.jti) ? body.jti : `rt_${hash.slice(0, 16)}`,
       kind,
@@ -250,7 +238,7 @@ function recordOf(answer: unknown, value: string, hash: string, now: number): To
       name: REMOTE_NAME,
       scopes,
       hash,
-      hint: `${value.slice(0, 4)}…${value.slice(-4)}`,
+      hint: tokenValueHint(value),
       createdAt: body.iat === undefined ? now : body.iat * 1000,
       ...(body.exp !== undefined && { expiresAt: body.exp * 1000 }),
       ...(kind === 'oauth' && body.client_id !== undefined && { clientId: body.client_id }),

@@ -1,4 +1,4 @@
-import { isWellFormedTokenValue, type TokenKind, tokenKindOf } from '../tokens/token-format.js'
+import { type TokenKind, tokenKindOf } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, type TokenStatus, tokenStatusOfHash } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
@@ -37,11 +37,12 @@ async function findAccessToken(
   value: string,
   now: number,
 ): Promise<PresentedToken | undefined> {
-  if (!isWellFormedTokenValue(value)) return undefined
+  // No kind: the value is not well formed, so no store can hold it.
+  const kind = tokenKindOf(value)
+  if (kind === undefined) return undefined
   const hash = hashTokenValue(value)
   const record = await tokens.findByHash(hash)
-  const kind = tokenKindOf(value)
-  if (record === undefined || kind === undefined) return undefined
+  if (record === undefined) return undefined
   const status = tokenStatusOfHash(record, hash, now)
   if (status === undefined) return undefined
   const expiresAt =

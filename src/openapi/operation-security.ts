@@ -1,7 +1,6 @@
 import { DENY_STATUS, type DenyCode, type DenyStatus, STATUS_MESSAGES } from '../decisions/decision.js'
 import { buildDecisionTables } from '../decisions/decision-tables.js'
-import { minimalScopes } from '../decisions/minimal-scopes.js'
-import { OPERATION_NAMES, type Operation, operationSpec } from '../decisions/operations.js'
+import { OPERATION_NAMES, type Operation, operationSpec, scopeForNeed } from '../decisions/operations.js'
 import type { Scope } from '../decisions/scopes.js'
 import { InvalidArgumentError } from '../errors.js'
 import type {
@@ -71,8 +70,13 @@ function checkRequirement(requirement: unknown): RouteRequirement {
  * minimalScopeOf('workflow.read') // 'wokflow.read'
  */
 export function minimalScopeOf(operation: Operation): Scope {
-  const granted = minimalScopes([operation]).granted
-  return granted[granted.length - 1]!
+  const spec = operationSpec(operation)
+  if (spec === undefined) {
+    throw new InvalidArgumentError(
+      `unknown operation ${JSON.stringify(operation)}; expected one of ${OPERATION_NAMES.join(', ')}`,
+    )
+  }
+  return scopeForNeed(spec.need)
 }
 
 function requirementScope(requirement: RouteRequirement): Scope | undefined {

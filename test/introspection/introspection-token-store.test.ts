@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest'
 import { ConfigError } from '../../src/errors.js'
 import { IntrospectionTokenStore } from '../../src/introspection/index.js'
 import { createAccessPolicy } from '../../src/policy.js'
-import { generateTokenValue } from '../../src/tokens/token-format.js'
+import { generateTokenValue, tokenValueHint } from '../../src/tokens/token-format.js'
 
 const NOW = Date.parse('2026-11-26T12:00:00Z')
 const ENDPOINT = 'https://as.example/oauth/introspect'
@@ -72,6 +72,10 @@ describe('IntrospectionTokenStore options', () => {
     [{ endpoint: 'http://as.example/introspect' }, 'options.endpoint'],
     [{ endpoint: 'https://u:p@as.example/introspect' }, 'options.endpoint'],
     [{ endpoint: 'nope' }, 'options.endpoint'],
+    // A bare '#' is a fragment too, though it parses to an empty one.
+    [{ endpoint: 'https://as.example/introspect#' }, 'options.endpoint'],
+    [{ endpoint: 'https://as.example/introspect#x' }, 'options.endpoint'],
+    [{ endpoint: 'http://127.0.0.2/introspect' }, 'options.endpoint'],
     [{ clientId: '' }, 'options.clientId'],
     [{ clientSecret: '' }, 'options.clientSecret'],
     [{ cacheTtlMs: 60_001 }, 'options.cacheTtlMs'],
@@ -85,11 +89,23 @@ describe('IntrospectionTokenStore options', () => {
     expect(() => new IntrospectionTokenStore(options as never)).toThrow(name)
   })
 
-  test('accepts http on a loopback host', () => {
+  test('an endpoint is refused with the rule it breaks', () => {
     expect(
       () =>
-        new IntrospectionTokenStore({ endpoint: 'http://127.0.0.1:1/i', clientId: 'rs', clientSecret: 's' }),
-    ).not.toThrow()
+        new IntrospectionTokenStore({ endpoint: 'https://as.example/i#', clientId: 'rs', clientSecret: 's' }),
+    ).toThrow(
+      'options.endpoint: must be an absolute https URL (http only on a loopback host) without user info or fragment',
+    )
+  })
+
+  test.each([
+    'http://127.0.0.1:1/i',
+    'http://localhost:8080/i',
+    'http://[::1]/i',
+    'https://as.example/oauth/introspect?tenant=a',
+    'https://as.example:8443/introspect',
+  ])('accepts %s (https, or http on a loopback host)', (endpoint) => {
+    expect(() => new IntrospectionTokenStore({ endpoint, clientId: 'rs', clientSecret: 's' })).not.toThrow()
   })
 })
 
@@ -117,6 +133,18 @@ describe('answers', () => {
   })
 
   test.each([
+    ['public data.data', ['public', 'data.data']],
+    ['', ['public']],
+  ])('scope %j is the record granting %j, hinted like a stored token', async (scope, granted) => {
+    const { tokens } = setup(() => json({ ...ACTIVE, scope }))
+    const value = generateTokenValue('oauth')
+    const record = await tokens.findByValue(value)
+    expect(record?.scopes).toEqual(granted)
+    expect(record?.hint).toBe(tokenValueHint(value))
+    expect(record?.hint).toBe(`${value.slice(0, 4)}…${value.slice(-4)}`)
+  })
+
+  test.each([
     ['inactive', { active: false }, 401],
     ['active but expired by its exp', { ...ACTIVE, exp: Math.floor(NOW / 1000) - 1 }, 401],
   ])('%s → %s', async (_name, body, status) => {
@@ -136,6 +164,9 @@ describe('answers', () => {
     ['active without token_type', () => json({ ...ACTIVE, token_type: undefined })],
     ['a refresh token (not a bearer token)', () => json({ ...ACTIVE, token_type: 'refresh_token' })],
     ['an unknown scope', () => json({ ...ACTIVE, scope: 'public admin.all' })],
+    // RFC 6749 §3.3 delimits scopes by single spaces: an empty entry is a bad scope, not skipped.
+    ['a double space between scopes', () => json({ ...ACTIVE, scope: 'public  data.data' })],
+    ['a trailing space after the scopes', () => json({ ...ACTIVE, scope: 'public data.data ' })],
     ['a network error', () => Promise.reject(new TypeError('fetch failed'))],
     ['an array', () => json([ACTIVE])],
   ])('%s is a 503 reported to onError, never an allow, and never cached', async (_name, respond) => {

@@ -17,6 +17,7 @@ import {
   type TokenRecord,
   tokenStatus,
 } from '../../src/tokens/token-record.js'
+import type { TokenStore } from '../../src/tokens/token-store.js'
 import {
   authorize,
   basic,
@@ -62,6 +63,21 @@ function introspect(world: World, params: OAuthParams, authorization: string | n
     ...world.options(now, authorization === null ? {} : { authorization }),
     usernameOf: (id: string) => `@${id}`,
   })
+}
+
+const down = () => Promise.reject(new Error('down'))
+
+/** The world's token store with some methods replaced; the others reach it. */
+function tokenStoreWith(store: TokenStore, overrides: Partial<TokenStore>): TokenStore {
+  return {
+    findByHash: (hash) => store.findByHash(hash),
+    findById: (id) => store.findById(id),
+    save: (record) => store.save(record),
+    update: (record) => store.update(record),
+    listByOwner: (userId) => store.listByOwner(userId),
+    touch: (id, now, network) => store.touch(id, now, network),
+    ...overrides,
+  }
 }
 
 async function statusOf(world: World, value: string, now = NOW) {
@@ -202,6 +218,39 @@ describe('revocation (RFC 7009)', () => {
     )
     expect(response).toMatchObject({ status: 503, body: { error: 'server_error' } })
   })
+
+  // A token-store failure must not read as revoked either: 503, the token still working, and a retry
+  // once the store is back revokes it (a refresh token's family is revoked before its access tokens,
+  // so the retry finds the family revoked and revokes the access tokens it issued).
+  it.each([
+    ['findByHash rejects, for an access token', 'access_token', { findByHash: down }],
+    ['update rejects, for an access token', 'access_token', { update: down }],
+    ['update rejects, for a refresh token (its family)', 'refresh_token', { update: down }],
+  ] as const)(
+    'answers server_error (503) when the token store fails (%s); a retry revokes',
+    async (_name, which, failing) => {
+      const world = createWorld()
+      const tokens = await session(world, 'cli')
+      const response = await handleRevocationRequest(
+        { token: tokens[which]! },
+        { ...world.options(NOW), tokens: tokenStoreWith(world.tokens, failing), authorization: CLI_AUTH },
+      )
+      expect(response).toMatchObject({ status: 503, body: { error: 'server_error' } })
+      expect(await statusOf(world, tokens.access_token)).toBe('active')
+      expect(await revoke(world, { token: tokens[which]! }, CLI_AUTH)).toMatchObject({
+        status: 200,
+        body: {},
+      })
+      expect(await statusOf(world, tokens.access_token)).toBe('revoked')
+      if (which === 'refresh_token') {
+        const again = await handleTokenRequest(
+          { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
+          world.options(NOW + 1000, { authorization: CLI_AUTH }),
+        )
+        expect(again.body).toMatchObject({ error: 'invalid_grant' })
+      }
+    },
+  )
 })
 
 describe('introspection (RFC 7662)', () => {

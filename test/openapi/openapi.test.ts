@@ -1,10 +1,12 @@
 import { describe, expect, test } from 'vitest'
 import { DENY_STATUS } from '../../src/decisions/decision.js'
+import { minimalScopes } from '../../src/decisions/minimal-scopes.js'
 import { OPERATION_NAMES, OPERATIONS, type Operation } from '../../src/decisions/operations.js'
 import { SCOPES } from '../../src/decisions/scopes.js'
 import { InvalidArgumentError } from '../../src/errors.js'
 import {
   describeRoutes,
+  minimalScopeOf,
   type OpenApiOptions,
   operationSecurity,
   type RouteDescription,
@@ -46,6 +48,12 @@ describe('operationSecurity walks the catalogue with the decision tables', () =>
     const { security, 'x-data-access': access } = operationSecurity(operation, { issuer: ISSUER })
     expect(security).toEqual([{ bearer: [scope] }, { oauth2: [scope] }])
     expect(access.scope).toBe(scope)
+  })
+
+  test.each(OPERATION_NAMES)('%s: minimalScopeOf is its minimalScopes alone, public aside', (operation) => {
+    const granted = minimalScopes([operation]).granted
+    expect(minimalScopeOf(operation)).toBe(granted[granted.length - 1])
+    expect(minimalScopeOf(operation)).toBe(tables.get(operation))
   })
 
   test.each(OPERATION_NAMES)('%s: x-data-access says what the catalogue says', (operation) => {
@@ -250,6 +258,14 @@ describe('describeRoutes', () => {
   test('operationSecurity names an unknown operation', () => {
     expect(() => operationSecurity('table.write' as Operation)).toThrow(/unknown operation "table\.write"/)
   })
+
+  test.each(['table.write', 'authenticated', 'public', undefined])(
+    'minimalScopeOf refuses %j',
+    (operation) => {
+      expect(() => minimalScopeOf(operation as Operation)).toThrow(InvalidArgumentError)
+      expect(() => minimalScopeOf(operation as Operation)).toThrow(/unknown operation/)
+    },
+  )
 })
 
 describe('withOperationSecurity', () => {
