@@ -202,14 +202,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     let earlier: EarlierRead | undefined
     const read = () => {
       const value = readRequest(request, BODY_NOT_YET_PARSED)
-      earlier = {
-        access,
-        read: value,
-        principal: undefined,
-        event: undefined,
-        telling: undefined,
-        tokenInHeader: undefined,
-      }
+      earlier = earlierRead(access, value)
       ;(request as GuardedRequest)[EARLIER] = earlier
       return value
     }
@@ -252,14 +245,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
     const read = () => {
       if (record !== undefined) return again(record, body)
       const value = readRequest(request, body)
-      record = {
-        access,
-        read: value,
-        principal: undefined,
-        event: undefined,
-        telling: undefined,
-        tokenInHeader: undefined,
-      }
+      record = earlierRead(access, value)
       return value
     }
     const admission = admit(policy, read, requirement)
@@ -301,6 +287,18 @@ interface EarlierRead extends Admitted {
   readonly read: AdmissionRequest
   /** Whether the header carried a token, once `onRequest` authenticated from it. */
   tokenInHeader: boolean | undefined
+}
+
+// A new record, every field present from the start: one object shape for every request.
+function earlierRead(access: FastifyRouteAccess, read: AdmissionRequest): EarlierRead {
+  return {
+    access,
+    read,
+    principal: undefined,
+    event: undefined,
+    telling: undefined,
+    tokenInHeader: undefined,
+  }
 }
 
 type GuardedRequest = FastifyRequest & { [EARLIER]?: EarlierRead }
