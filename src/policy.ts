@@ -14,6 +14,7 @@ import type { Operation } from './decisions/operations.js'
 import { ANONYMOUS, type Principal } from './decisions/principal.js'
 import type { Resource } from './decisions/resources.js'
 import { ConfigError } from './errors.js'
+import { isResourceIdentifier, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
 import type { TokenStore } from './tokens/token-store.js'
 
 /** Options of {@link createAccessPolicy}. */
@@ -26,6 +27,16 @@ export interface AccessPolicyOptions {
   readonly allowAnonymous?: boolean
   /** Refuse plain HTTP from non-loopback clients (403). Default true. */
   readonly requireHttps?: boolean
+  /**
+   * The resource identifier of the API this policy guards (RFC 8707, RFC 9728 §2), e.g.
+   * `https://data.example.org/api/v1`: an absolute http(s) URI without fragment. A token bound to
+   * other resources (its record's `audience`) is refused with 401 `invalid_token` before any
+   * decision; a token without an audience is accepted as before. Without `resource`, every token
+   * that carries an audience is refused: a guard that does not know what it protects cannot tell
+   * a token meant for someone else. With `resource` and no `resourceMetadata`, the challenges name
+   * the metadata URL RFC 9728 §3.1 derives from it. Default: none.
+   */
+  readonly resource?: string
   /**
    * The URL of this API's protected-resource metadata (RFC 9728), e.g.
    * `https://data.example.org/.well-known/oauth-protected-resource/api/v1`: every 401 challenge then
@@ -91,6 +102,8 @@ export interface RequestContext extends CredentialsInput, TransportFacts {
 export interface AccessPolicy {
   /** The realm of `WWW-Authenticate` challenges. */
   readonly realm: string
+  /** The resource identifier this policy guards, when it declares one (the RFC 9728 `resource`). */
+  readonly resource: string | undefined
   /** The token store the policy authenticates against. */
   readonly tokens: TokenStore
   /** The policy's clock. */
@@ -147,6 +160,7 @@ const optionsSchema = z.strictObject({
     ])
     .optional(),
   requireHttps: z.boolean().default(true),
+  resource: z.string().refine(isResourceIdentifier, { message: RESOURCE_IDENTIFIER_RULE }).optional(),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
   now: functionShape<() => number>().default(() => Date.now),
   onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
@@ -158,6 +172,23 @@ const optionsSchema = z.strictObject({
 // quotes or backslashes.
 function isResourceMetadataUrl(value: string): boolean {
   return /^[\x21\x23-\x5b\x5d-\x7e]{1,2000}$/.test(value) && isSecureEndpointUrl(value)
+}
+
+/**
+ * Where RFC 9728 §3.1 puts the metadata of `resource`: `/.well-known/oauth-protected-resource`
+ * inserted between the origin and the path (a query kept). Undefined for a resource whose derived
+ * URL would not be one a challenge may name (plain http off loopback).
+ *
+ * @example
+ * metadataUrlOf('https://data.example.org/api/v1')
+ * // 'https://data.example.org/.well-known/oauth-protected-resource/api/v1'
+ */
+export function metadataUrlOf(resource: string | undefined): string | undefined {
+  if (resource === undefined) return undefined
+  const url = new URL(resource)
+  const path = url.pathname === '/' ? '' : url.pathname
+  const metadata = `${url.origin}/.well-known/oauth-protected-resource${path}${url.search}`
+  return isResourceMetadataUrl(metadata) ? metadata : undefined
 }
 
 // The metadata URL, once known: a string option at once, a function's answer at the first 401.
@@ -302,17 +333,9 @@ const NOT_FOUND = deny('not_found')
 export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   const parsed = optionsSchema.safeParse(options)
   if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-  const {
-    tokens,
-    realm,
-    allowAnonymous,
-    resourceMetadata,
-    requireHttps,
-    storeTimeoutMs,
-    now,
-    onDecision,
-    onError,
-  } = parsed.data
+  const { tokens, realm, allowAnonymous, requireHttps, resource, storeTimeoutMs, now, onDecision, onError } =
+    parsed.data
+  const resourceMetadata = parsed.data.resourceMetadata ?? metadataUrlOf(resource)
   const hooks = safeHooks(onDecision, onError)
   const authOptions = {
     tokens,
@@ -320,6 +343,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     storeTimeoutMs,
     onError: hooks.error,
     ...(allowAnonymous ? { anonymous: ANONYMOUS } : {}),
+    ...(resource !== undefined && { resource }),
   }
 
   // The decision's fields as arguments: no input object per request.
@@ -358,6 +382,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
 
   const policy: AccessPolicy = {
     realm,
+    resource,
     tokens,
     now,
     authenticate: (request) => Promise.resolve(steps.authenticate(request)),

@@ -207,7 +207,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
       return value
     }
     whenAdmitted(
-      admit(policy, read, undefined),
+      admit(policy, read, undefined, access.operation),
       (admission) => {
         keep(earlier, reply, admission)
         if (!admission.ok) return void reply.sendDenial(admission.decision)

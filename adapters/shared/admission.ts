@@ -8,8 +8,14 @@
 import { type AuthenticationResult, extractBearerToken } from '../../src/authentication/authenticate.js'
 import type { ForwardedOrigin } from '../../src/authentication/trusted-proxies.js'
 import type { RequestFacts } from '../../src/decisions/decide.js'
-import { type Allow, type Decision, type Deny, deny } from '../../src/decisions/decision.js'
-import type { Operation } from '../../src/decisions/operations.js'
+import {
+  type Allow,
+  type Decision,
+  type Deny,
+  deny,
+  withChallengeScope,
+} from '../../src/decisions/decision.js'
+import { type Operation, operationSpec, scopeForNeed } from '../../src/decisions/operations.js'
 import type { Principal } from '../../src/decisions/principal.js'
 import type { Resource } from '../../src/decisions/resources.js'
 import {
@@ -94,11 +100,15 @@ const UNAVAILABLE: Admission = Object.freeze({ ok: false, decision: deny('servic
  * @example
  * const admission = await admit(policy, readRequest(req), { operation: 'dataset.metadata', resolve })
  * if (!admission.ok) return sendDenial(res, admission.decision)
+ *
+ * @param challenge - The route's operation, for a step that authenticates before the requirement
+ *   is decided (Fastify's `onRequest`): its 401 names the operation's scope as the route's would.
  */
 export function admit(
   policy: AccessPolicy,
   read: () => AdmissionRequest,
   requirement: Requirement | undefined,
+  challenge: Operation | undefined = requirement?.operation,
 ): Admission | Promise<Admission> {
   const steps = policySteps(policy)
   let request: AdmissionRequest | undefined
@@ -111,7 +121,7 @@ export function admit(
     // Reading the request is inside the catch too: a framework getter or a trust function that
     // throws is a 503, never an escape past the guard.
     request = read()
-    admission = run(steps, request, requirement)
+    admission = run(steps, request, requirement, challenge)
   } catch (error) {
     return failed(error)
   }
@@ -138,6 +148,7 @@ function run(
   steps: PolicySteps,
   request: AdmissionRequest,
   requirement: Requirement | undefined,
+  challenge: Operation | undefined,
 ): Admission | Promise<Admission> {
   if (request.principal !== undefined) {
     const tokenInHeader =
@@ -156,8 +167,20 @@ function run(
   const next = (settled: AuthenticationResult): Admission | Promise<Admission> =>
     settled.ok
       ? authenticated(steps, request, requirement, settled.principal, settled.principal.kind === 'token')
-      : settled
+      : challenged(settled, challenge)
   return result instanceof Promise ? result.then(next) : next(result)
+}
+
+// A 401 on a route names the scope the route needs (RFC 6750 §3), so that a client starting from
+// the challenge (the MCP SDK does) asks for that much and no more.
+function challenged(
+  failure: Extract<AuthenticationResult, { ok: false }>,
+  operation: Operation | undefined,
+): Admission {
+  if (failure.decision.status !== 401) return failure
+  const spec = operationSpec(operation)
+  if (spec === undefined) return failure
+  return { ok: false, decision: withChallengeScope(failure.decision, scopeForNeed(spec.need)) }
 }
 
 // After authentication: a token in the header and an `access_token` in the body is the core's 400

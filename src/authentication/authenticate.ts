@@ -3,6 +3,7 @@ import type { Principal } from '../decisions/principal.js'
 import { parseScopes } from '../decisions/scopes.js'
 import { TokenStoreError } from '../errors.js'
 import { networkOfAddress } from '../restrictions/client-network.js'
+import { isAudienceOf } from '../tokens/audience.js'
 import { isWellFormedTokenAt, isWellFormedTokenValue } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, tokenStatusOfHash } from '../tokens/token-record.js'
@@ -38,6 +39,11 @@ export interface AuthenticateOptions {
   readonly storeTimeoutMs: number
   /** Treat callers without credentials as the `public`-only anonymous principal. */
   readonly anonymous?: Principal
+  /**
+   * The resource identifier (RFC 8707) the caller guards: a token whose audience does not name it is
+   * `invalid_token`. Absent: only tokens without an audience are accepted.
+   */
+  readonly resource?: string
   /** How long after a recorded use a token's `lastUsedAt` is written again. */
   readonly touchIntervalMs?: number
   /**
@@ -115,7 +121,8 @@ function isRecordFor(value: unknown, hash: string): value is TokenRecord {
     typeof record.id === 'string' &&
     typeof record.userId === 'string' &&
     (record.kind === 'api' || record.kind === 'oauth') &&
-    Array.isArray(record.scopes)
+    Array.isArray(record.scopes) &&
+    (record.audience === undefined || Array.isArray(record.audience))
   )
 }
 
@@ -125,6 +132,12 @@ function failure(code: 'invalid_request' | 'missing_token' | 'invalid_token' | '
 
 const MISSING_TOKEN = failure('missing_token')
 const INVALID_TOKEN = failure('invalid_token')
+// RFC 8707 / RFC 9068 §4: a token meant for another resource is refused before any decision, and
+// the client is told why, so that it asks its authorization server for one meant for this resource.
+const OTHER_RESOURCE = Object.freeze({
+  ok: false as const,
+  decision: Object.freeze({ ...deny('invalid_token'), description: 'the token is for another resource' }),
+})
 const UNAVAILABLE = failure('service_unavailable')
 
 /**
@@ -238,6 +251,7 @@ function settle(
   try {
     // A rotation's previous value is refused once its overlap ends; revocation ends both values.
     if (tokenStatusOfHash(found, hash, now) !== 'active') return INVALID_TOKEN
+    if (!isAudienceOf(found.audience, options.resource)) return OTHER_RESOURCE
     result = authenticatedAs(found)
   } catch (error) {
     return storeFailure(options, error)

@@ -17,7 +17,8 @@ export function quoteHeaderValue(value: string): string {
 /**
  * The `WWW-Authenticate` value for a denial, or undefined where none belongs.
  * No credentials: `Bearer realm="…"` with no error code (RFC 6750 §3.1); a bad request or token
- * adds `error`; insufficient scope names the scope that would have sufficed. With
+ * adds `error` (and `error_description` where the denial has one); insufficient scope names the
+ * scope that would have sufficed, and a 401 on a route names the route's minimal scope. With
  * `resourceMetadata`, every 401 challenge also names the resource's metadata (RFC 9728 §5.1), where
  * a client that starts from a 401 finds the authorization server.
  *
@@ -38,12 +39,18 @@ export function wwwAuthenticate(
     resourceMetadata === undefined || decision.status !== 401
       ? ''
       : `, resource_metadata=${quoteHeaderValue(resourceMetadata)}`
+  const scope = decision.scope === undefined ? '' : `, scope=${quoteHeaderValue(decision.scope)}`
   switch (decision.code) {
     case 'missing_token':
-      return `Bearer realm=${quoteHeaderValue(realm)}${metadata}`
+      return `Bearer realm=${quoteHeaderValue(realm)}${scope}${metadata}`
     case 'invalid_request':
-    case 'invalid_token':
-      return `Bearer realm=${quoteHeaderValue(realm)}, error="${decision.code}"${metadata}`
+    case 'invalid_token': {
+      const description =
+        decision.description === undefined
+          ? ''
+          : `, error_description=${quoteHeaderValue(decision.description)}`
+      return `Bearer realm=${quoteHeaderValue(realm)}, error="${decision.code}"${description}${scope}${metadata}`
+    }
     case 'insufficient_scope':
       return decision.scope === undefined
         ? 'Bearer error="insufficient_scope"'

@@ -81,8 +81,16 @@ export interface Deny {
   readonly code: DenyCode
   /** The public message for the status; never details that would help an attacker. */
   readonly message: string
-  /** For `insufficient_scope`: the narrowest scope that would have sufficed. */
+  /**
+   * For `insufficient_scope`: the narrowest scope that would have sufficed. For a 401 on a route
+   * that names its operation: the route's minimal scope, which the challenge announces (RFC 6750 §3).
+   */
   readonly scope?: Scope
+  /**
+   * A sentence for the challenge's `error_description` where it helps the client choose what to do
+   * next ("the token is for another resource"); never a secret nor a detail of the data.
+   */
+  readonly description?: string
 }
 
 /** The core's answer to "may this principal do this?". */
@@ -114,6 +122,31 @@ export function deny(code: DenyCode, scope?: Scope): Deny {
   if (denial === undefined) {
     denial = createDenial(code, scope)
     denials.set(key, denial)
+  }
+  return denial
+}
+
+// Each (denial, scope) pair once: a 401 on a guarded route is rendered from a shared value too.
+const scoped = new WeakMap<Deny, Map<Scope, Deny>>()
+
+/**
+ * The same 401 denial, naming the scope the route needs, so that its challenge says what to ask
+ * for (RFC 6750 §3); any other denial is answered unchanged. Internal to the package.
+ *
+ * @example
+ * withChallengeScope(deny('missing_token'), 'data.metadata').scope // 'data.metadata'
+ */
+export function withChallengeScope(decision: Deny, scope: Scope): Deny {
+  if (decision.status !== 401) return decision
+  let byScope = scoped.get(decision)
+  if (byScope === undefined) {
+    byScope = new Map()
+    scoped.set(decision, byScope)
+  }
+  let denial = byScope.get(scope)
+  if (denial === undefined) {
+    denial = Object.freeze({ ...decision, scope })
+    byScope.set(scope, denial)
   }
   return denial
 }

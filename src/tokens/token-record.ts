@@ -2,6 +2,12 @@ import { z } from 'zod'
 import { parseScopes, SCOPES, type Scope, ScopeSet } from '../decisions/scopes.js'
 import { ConfigError, InvalidArgumentError, TokenFormatError } from '../errors.js'
 import { parseAddressRule } from '../restrictions/ip-address.js'
+import {
+  isResourceIdentifier,
+  MAX_AUDIENCE_SIZE,
+  normalizeAudience,
+  RESOURCE_IDENTIFIER_RULE,
+} from './audience.js'
 import { requireNow } from './clock.js'
 import {
   generateRandomBase62,
@@ -47,6 +53,11 @@ export type TokenRecord = {
   readonly lastUsedFrom?: string
   /** The OAuth client the token was issued to, if any. */
   readonly clientId?: string
+  /**
+   * The resources (RFC 8707 resource identifiers) the token may be used at: a policy whose
+   * `resource` is not among them refuses it. Absent: any resource of the issuer (API tokens).
+   */
+  readonly audience?: readonly string[]
   /**
    * The lifetime the token was created with, in days: each rotation gives the new value that long
    * again. Absent for a token created with a fixed date or no expiry, which rotation keeps.
@@ -118,6 +129,8 @@ export type CreateOAuthTokenOptions = {
   readonly userId: string
   readonly scopes: TokenScopesInput
   readonly clientId?: string
+  /** The resources the token is for (RFC 8707): 1–16 absolute URIs. Absent: any of the issuer's. */
+  readonly audience?: readonly string[]
   /** The clock, epoch ms. */
   readonly now: number
   /** Lifetime in ms; one hour by default. */
@@ -238,6 +251,12 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
       .refine((network) => parseAddressRule(network).ok, 'must be an IPv4 address or an IPv6 network')
       .exactOptional(),
     clientId: z.string().regex(CLIENT_ID_PATTERN).exactOptional(),
+    audience: z
+      .array(z.string().refine(isResourceIdentifier, RESOURCE_IDENTIFIER_RULE))
+      .min(1)
+      .max(MAX_AUDIENCE_SIZE)
+      .readonly()
+      .exactOptional(),
     lifetimeDays: z.int().min(1).max(MAX_TOKEN_LIFETIME_DAYS).exactOptional(),
     rotatedAt: epochMsSchema.exactOptional(),
     previousHash: z.string().regex(HASH_PATTERN, 'must be a SHA-256 in lower-case hex').exactOptional(),
@@ -253,6 +272,9 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
     }
     if (record.clientId !== undefined && record.kind !== 'oauth') {
       ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'only OAuth tokens have a client id' })
+    }
+    if (record.audience !== undefined && record.kind !== 'oauth') {
+      ctx.addIssue({ code: 'custom', path: ['audience'], message: 'only OAuth tokens have an audience' })
     }
     if ((record.previousHash === undefined) !== (record.previousHashExpiresAt === undefined)) {
       ctx.addIssue({
@@ -328,6 +350,7 @@ type RecordFields = {
   readonly now: number
   readonly expiresAt: number | undefined
   readonly clientId?: string | undefined
+  readonly audience?: readonly string[] | undefined
   readonly lifetimeDays?: number | undefined
 }
 
@@ -357,6 +380,7 @@ function buildRecord(value: string, fields: RecordFields): TokenRecord {
     createdAt: fields.now,
     ...(fields.expiresAt !== undefined && { expiresAt: fields.expiresAt }),
     ...(fields.clientId !== undefined && { clientId: fields.clientId }),
+    ...(fields.audience !== undefined && { audience: fields.audience }),
     ...(fields.lifetimeDays !== undefined && { lifetimeDays: fields.lifetimeDays }),
   })
 }
@@ -397,7 +421,7 @@ export function createApiToken(options: CreateApiTokenOptions): CreatedToken {
 /**
  * Creates a short-lived OAuth token, named after its client when it has one.
  *
- * @throws {ConfigError} naming `userId`, `clientId`, `ttlMs` or `id` when one is invalid.
+ * @throws {ConfigError} naming `userId`, `clientId`, `audience`, `ttlMs` or `id` when one is invalid.
  * @throws {ScopeError} naming an unknown or malformed scope.
  * @example
  * const { record } = createOAuthToken({ userId: 'alice', scopes: ['data.metadata'], clientId: 'cli', now })
@@ -423,6 +447,7 @@ export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken
     now: options.now,
     expiresAt: options.now + ttlMs,
     clientId,
+    audience: options.audience === undefined ? undefined : normalizeAudience(options.audience),
   }
   const value = generateTokenValue('oauth')
   return Object.freeze({ record: buildRecord(value, fields), value })

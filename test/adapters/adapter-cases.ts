@@ -120,7 +120,11 @@ export const ADAPTER_CASES: readonly AdapterCase[] = [
     name: 'HEAD without a token',
     method: 'HEAD',
     path: MEMBERS_METADATA,
-    expect: { ...denied.missingToken, body: '' },
+    expect: {
+      ...denied.missingToken,
+      body: '',
+      wwwAuthenticate: 'Bearer realm="data-api", scope="data.metadata"',
+    },
   },
   {
     name: 'HEAD on a hidden dataset',

@@ -63,10 +63,15 @@ const MISSING_TOKEN: Expected = {
   ...denied(401, 'missing_token'),
   wwwAuthenticate: `Bearer realm="data-api", ${RESOURCE_METADATA}`,
 }
-const INVALID_TOKEN: Expected = {
+// On a route that names its operation, a 401 also names the scope the route needs (RFC 6750 §3).
+const missingToken = (scope: string): Expected => ({
+  ...denied(401, 'missing_token'),
+  wwwAuthenticate: `Bearer realm="data-api", scope="${scope}", ${RESOURCE_METADATA}`,
+})
+const invalidToken = (scope: string): Expected => ({
   ...denied(401, 'invalid_token'),
-  wwwAuthenticate: `Bearer realm="data-api", error="invalid_token", ${RESOURCE_METADATA}`,
-}
+  wwwAuthenticate: `Bearer realm="data-api", error="invalid_token", scope="${scope}", ${RESOURCE_METADATA}`,
+})
 const INVALID_REQUEST: Expected = {
   ...denied(400, 'invalid_request'),
   wwwAuthenticate: 'Bearer realm="data-api", error="invalid_request"',
@@ -459,13 +464,18 @@ const open = '/api/v1/datasets/lab/m-data-none'
 const OPEN = ok({ owner: 'lab', name: 'm-data-none', description: matrixDescription('data', 'none') })
 
 const bearerCases: Case[] = [
-  { name: 'bearer: no Authorization header', path: open, expect: MISSING_TOKEN },
-  { name: 'bearer: another scheme', path: open, authorization: ['Basic dTpw'], expect: MISSING_TOKEN },
+  { name: 'bearer: no Authorization header', path: open, expect: missingToken('data.overview') },
+  {
+    name: 'bearer: another scheme',
+    path: open,
+    authorization: ['Basic dTpw'],
+    expect: missingToken('data.overview'),
+  },
   {
     name: 'bearer: BearerX is another scheme',
     path: open,
     authorization: ['BearerX abc'],
-    expect: MISSING_TOKEN,
+    expect: missingToken('data.overview'),
   },
   { name: 'bearer: the scheme alone', path: open, authorization: ['Bearer'], expect: INVALID_REQUEST },
   { name: 'bearer: an empty header', path: open, authorization: [''], expect: INVALID_REQUEST },
@@ -505,13 +515,13 @@ const bearerCases: Case[] = [
     name: 'bearer: = after a token',
     path: open,
     authorization: [`Bearer ${TOKEN_VALUES.revoked}=`],
-    expect: INVALID_TOKEN,
+    expect: invalidToken('data.overview'),
   },
   {
     name: 'bearer: white space after a token',
     path: open,
     authorization: [`Bearer ${TOKEN_VALUES.revoked} `],
-    expect: INVALID_TOKEN,
+    expect: invalidToken('data.overview'),
   },
   {
     name: 'bearer: a lower-case scheme',
@@ -535,19 +545,28 @@ const bearerCases: Case[] = [
     name: 'bearer: a token far longer than the format',
     path: open,
     authorization: [`Bearer ${'a'.repeat(4000)}`],
-    expect: INVALID_TOKEN,
+    expect: invalidToken('data.overview'),
   },
   {
     name: 'bearer: a malformed token value',
     path: open,
     authorization: [`Bearer dap_${'A'.repeat(38)}`],
-    expect: INVALID_TOKEN,
+    expect: invalidToken('data.overview'),
   },
-  { name: 'bearer: a well-formed unknown token', path: open, token: 'unknown', expect: INVALID_TOKEN },
-  { name: 'bearer: an expired token', path: open, token: 'expired', expect: INVALID_TOKEN },
-  { name: 'bearer: a revoked token', path: open, token: 'revoked', expect: INVALID_TOKEN },
+  {
+    name: 'bearer: a well-formed unknown token',
+    path: open,
+    token: 'unknown',
+    expect: invalidToken('data.overview'),
+  },
+  { name: 'bearer: an expired token', path: open, token: 'expired', expect: invalidToken('data.overview') },
+  { name: 'bearer: a revoked token', path: open, token: 'revoked', expect: invalidToken('data.overview') },
   { name: 'bearer: the public token reads public data', path: open, token: 'public', expect: OPEN },
-  { name: 'bearer: access_token in the query only', path: `${open}?access_token=abc`, expect: MISSING_TOKEN },
+  {
+    name: 'bearer: access_token in the query only',
+    path: `${open}?access_token=abc`,
+    expect: missingToken('data.overview'),
+  },
   {
     name: 'bearer: access_token in the query and the header',
     path: `${open}?access_token=abc`,
@@ -591,7 +610,7 @@ const bearerCases: Case[] = [
     path: `${open}/exports`,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: 'table=t&access_token=abc',
-    expect: MISSING_TOKEN,
+    expect: missingToken('data.data'),
   },
   ...bodyTokenCases(),
 ]
@@ -978,7 +997,7 @@ const malformedInputCases: Case[] = [
   {
     name: 'long path segment: a 5,000-character dataset name without a token',
     path: `/api/v1/datasets/lab/${'n'.repeat(5000)}/metadata`,
-    expect: MISSING_TOKEN,
+    expect: missingToken('data.metadata'),
   },
 ]
 
