@@ -34,9 +34,12 @@ export interface AccessPolicyOptions {
    * decision; a token without an audience is accepted as before. Without `resource`, every token
    * that carries an audience is refused: a guard that does not know what it protects cannot tell
    * a token meant for someone else. With `resource` and no `resourceMetadata`, the challenges name
-   * the metadata URL RFC 9728 §3.1 derives from it. Default: none.
+   * the metadata URL RFC 9728 §3.1 derives from it. A function answering it serves a host that
+   * learns its address only once it listens: it is called at first need and its answer, checked
+   * then, is kept (a bad one goes to `onError`, and audience-bound tokens are then refused).
+   * Default: none.
    */
-  readonly resource?: string
+  readonly resource?: string | (() => string)
   /**
    * The URL of this API's protected-resource metadata (RFC 9728), e.g.
    * `https://data.example.org/.well-known/oauth-protected-resource/api/v1`: every 401 challenge then
@@ -102,7 +105,10 @@ export interface RequestContext extends CredentialsInput, TransportFacts {
 export interface AccessPolicy {
   /** The realm of `WWW-Authenticate` challenges. */
   readonly realm: string
-  /** The resource identifier this policy guards, when it declares one (the RFC 9728 `resource`). */
+  /**
+   * The resource identifier this policy guards, when it declares one (the RFC 9728 `resource`);
+   * a function option is asked at the first read.
+   */
   readonly resource: string | undefined
   /** The token store the policy authenticates against. */
   readonly tokens: TokenStore
@@ -160,7 +166,12 @@ const optionsSchema = z.strictObject({
     ])
     .optional(),
   requireHttps: z.boolean().default(true),
-  resource: z.string().refine(isResourceIdentifier, { message: RESOURCE_IDENTIFIER_RULE }).optional(),
+  resource: z
+    .union([
+      z.string().refine(isResourceIdentifier, { message: RESOURCE_IDENTIFIER_RULE }),
+      functionShape<() => string>(),
+    ])
+    .optional(),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
   now: functionShape<() => number>().default(() => Date.now),
   onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
@@ -191,9 +202,13 @@ export function metadataUrlOf(resource: string | undefined): string | undefined 
   return isResourceMetadataUrl(metadata) ? metadata : undefined
 }
 
-// The metadata URL, once known: a string option at once, a function's answer at the first 401.
-function metadataResolver(
+// A URL option, once known: a string at once, a function's answer at its first use, checked then
+// and kept (a bad answer goes to `onError`, and the option counts as absent: fail closed).
+function lazyOption(
   option: string | (() => string) | undefined,
+  name: 'resource' | 'resourceMetadata',
+  check: (value: string) => boolean,
+  rule: string,
   hooks: PolicyHooks,
 ): () => string | undefined {
   if (typeof option !== 'function') return () => option
@@ -205,11 +220,8 @@ function metadataResolver(
     source = undefined
     try {
       const value = ask()
-      if (typeof value !== 'string' || !isResourceMetadataUrl(value)) {
-        throw new ConfigError(
-          ['options', 'resourceMetadata'],
-          `answered ${JSON.stringify(value)}, which ${RESOURCE_METADATA_RULE}`,
-        )
+      if (typeof value !== 'string' || !check(value)) {
+        throw new ConfigError(['options', name], `answered ${JSON.stringify(value)}, which ${rule}`)
       }
       resolved = value
     } catch (error) {
@@ -335,15 +347,16 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
   const { tokens, realm, allowAnonymous, requireHttps, resource, storeTimeoutMs, now, onDecision, onError } =
     parsed.data
-  const resourceMetadata = parsed.data.resourceMetadata ?? metadataUrlOf(resource)
   const hooks = safeHooks(onDecision, onError)
+  const resourceOf = lazyOption(resource, 'resource', isResourceIdentifier, RESOURCE_IDENTIFIER_RULE, hooks)
+
   const authOptions = {
     tokens,
     now,
     storeTimeoutMs,
     onError: hooks.error,
     ...(allowAnonymous ? { anonymous: ANONYMOUS } : {}),
-    ...(resource !== undefined && { resource }),
+    ...(resource !== undefined && { resource: resourceOf }),
   }
 
   // The decision's fields as arguments: no input object per request.
@@ -351,7 +364,17 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     resource === undefined ? NOT_FOUND : decideRequest(principal, operation, resource, request)
 
   const renderings = new WeakMap<Deny, HttpDenial>()
-  const metadataUrl = metadataResolver(resourceMetadata, hooks)
+  // Without a metadata URL of its own, the policy names the one RFC 9728 §3.1 derives from its resource.
+  const metadataUrl =
+    parsed.data.resourceMetadata === undefined
+      ? () => metadataUrlOf(resourceOf())
+      : lazyOption(
+          parsed.data.resourceMetadata,
+          'resourceMetadata',
+          isResourceMetadataUrl,
+          RESOURCE_METADATA_RULE,
+          hooks,
+        )
 
   const steps: PolicySteps = {
     hooks,
@@ -382,7 +405,9 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
 
   const policy: AccessPolicy = {
     realm,
-    resource,
+    get resource() {
+      return resourceOf()
+    },
     tokens,
     now,
     authenticate: (request) => Promise.resolve(steps.authenticate(request)),

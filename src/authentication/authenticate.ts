@@ -41,9 +41,10 @@ export interface AuthenticateOptions {
   readonly anonymous?: Principal
   /**
    * The resource identifier (RFC 8707) the caller guards: a token whose audience does not name it is
-   * `invalid_token`. Absent: only tokens without an audience are accepted.
+   * `invalid_token`; asked only for a token that has an audience. Absent (or answering
+   * `undefined`): only tokens without an audience are accepted.
    */
-  readonly resource?: string
+  readonly resource?: () => string | undefined
   /** How long after a recorded use a token's `lastUsedAt` is written again. */
   readonly touchIntervalMs?: number
   /**
@@ -251,7 +252,9 @@ function settle(
   try {
     // A rotation's previous value is refused once its overlap ends; revocation ends both values.
     if (tokenStatusOfHash(found, hash, now) !== 'active') return INVALID_TOKEN
-    if (!isAudienceOf(found.audience, options.resource)) return OTHER_RESOURCE
+    if (found.audience !== undefined && !isAudienceOf(found.audience, options.resource?.())) {
+      return OTHER_RESOURCE
+    }
     result = authenticatedAs(found)
   } catch (error) {
     return storeFailure(options, error)
