@@ -167,10 +167,9 @@ const optionsSchema = z.strictObject({
     .optional(),
   requireHttps: z.boolean().default(true),
   resource: z
-    .union([
-      z.string().refine(isResourceIdentifier, { message: RESOURCE_IDENTIFIER_RULE }),
-      functionShape<() => string>(),
-    ])
+    .custom<string | (() => string)>((value) => typeof value === 'function' || isResourceIdentifier(value), {
+      message: `${RESOURCE_IDENTIFIER_RULE}, or a function answering one`,
+    })
     .optional(),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
   now: functionShape<() => number>().default(() => Date.now),

@@ -3,7 +3,7 @@ import { parseScopes } from '../src/decisions/scopes.js'
 import { ConfigError } from '../src/errors.js'
 import { createAccessPolicy } from '../src/policy.js'
 import { MemoryTokenStore } from '../src/tokens/memory-token-store.js'
-import { createApiToken } from '../src/tokens/token-record.js'
+import { createApiToken, createOAuthToken } from '../src/tokens/token-record.js'
 
 const NOW = Date.parse('2026-11-22T12:00:00Z')
 
@@ -230,5 +230,131 @@ describe('render', () => {
     const mutable = { allowed: false, status: 404, code: 'not_found', message: 'Not found' } as const
     expect(policy.render(mutable)).toEqual(policy.render(deny('not_found')))
     expect(policy.render(mutable)).not.toBe(policy.render(mutable))
+  })
+})
+
+describe('resource (RFC 8707 audiences)', () => {
+  const API = 'https://data.example.org/api/v1'
+  const MCP = 'https://data.example.org/mcp'
+  const OTHER =
+    'Bearer realm="data-api", error="invalid_token", error_description="the token is for another resource"'
+
+  async function presented(options: object, audience?: string[]) {
+    const tokens = new MemoryTokenStore()
+    const { record, value } = createOAuthToken({
+      userId: 'alice',
+      scopes: 'data.data',
+      now: NOW - 1,
+      ...(audience === undefined ? {} : { audience }),
+    })
+    await tokens.save(record)
+    const policy = createAccessPolicy({ tokens, now: () => NOW, ...options })
+    const result = await policy.authenticate({
+      authorization: [`Bearer ${value}`],
+      protocol: 'https',
+      clientAddress: undefined,
+    })
+    return { policy, result }
+  }
+
+  test.each([
+    ['no audience, no resource', {}, undefined, true],
+    ['no audience, a resource', { resource: API }, undefined, true],
+    ['an audience naming the resource', { resource: API }, [MCP, API], true],
+    ['an audience naming another resource', { resource: API }, [MCP], false],
+    ['an audience, no resource', {}, [API], false],
+    ['an audience, a resource answered by a function', { resource: () => API }, [API], true],
+    ['another audience, a resource answered by a function', { resource: () => API }, [MCP], false],
+  ])('%s → accepted: %s', async (_name, options, audience, accepted) => {
+    const { policy, result } = await presented(options, audience)
+    expect(result.ok).toBe(accepted)
+    if (!result.ok) {
+      expect(result.decision.code).toBe('invalid_token')
+      expect(policy.render(result.decision).headers['www-authenticate']).toContain(OTHER)
+    }
+  })
+
+  test.each([['/api/v1'], ['https://data.example.org/api#x'], ['https://u:p@data.example.org/api'], [42]])(
+    'refuses the resource %j',
+    (resource) => {
+      expect(() => createAccessPolicy({ tokens: new MemoryTokenStore(), resource } as never)).toThrow(
+        'options.resource: must be an absolute http or https URI without fragment or user info',
+      )
+    },
+  )
+
+  test('policy.resource answers the identifier; a function is asked once, at first need', async () => {
+    let asked = 0
+    const policy = createAccessPolicy({
+      tokens: new MemoryTokenStore(),
+      resource: () => {
+        asked++
+        return API
+      },
+    })
+    expect(asked).toBe(0)
+    expect(policy.resource).toBe(API)
+    expect(policy.resource).toBe(API)
+    expect(asked).toBe(1)
+    expect(createAccessPolicy({ tokens: new MemoryTokenStore() }).resource).toBeUndefined()
+  })
+
+  test('a function answering a bad identifier is reported, and audience-bound tokens are refused', async () => {
+    const errors: unknown[] = []
+    const { result } = await presented(
+      { resource: () => 'not a uri', onError: (error: unknown) => errors.push(error) },
+      [API],
+    )
+    expect(result.ok).toBe(false)
+    expect(errors).toHaveLength(1)
+    expect(String(errors[0])).toContain('options.resource: answered "not a uri"')
+  })
+
+  test.each([
+    [API, 'https://data.example.org/.well-known/oauth-protected-resource/api/v1'],
+    ['https://data.example.org', 'https://data.example.org/.well-known/oauth-protected-resource'],
+    ['https://data.example.org/', 'https://data.example.org/.well-known/oauth-protected-resource'],
+    ['https://a.example/x?t=1', 'https://a.example/.well-known/oauth-protected-resource/x?t=1'],
+    ['http://127.0.0.1:3000/api/v1', 'http://127.0.0.1:3000/.well-known/oauth-protected-resource/api/v1'],
+  ])('without resourceMetadata, challenges name the metadata derived from %s', async (resource, metadata) => {
+    const { deny } = await import('../src/decisions/decision.js')
+    for (const option of [resource, () => resource]) {
+      const policy = createAccessPolicy({ tokens: new MemoryTokenStore(), resource: option })
+      expect(policy.render(deny('missing_token')).headers['www-authenticate']).toBe(
+        `Bearer realm="data-api", resource_metadata="${metadata}"`,
+      )
+    }
+  })
+
+  test('a plain http resource off loopback derives no metadata URL, and resourceMetadata wins', async () => {
+    const { deny } = await import('../src/decisions/decision.js')
+    const plain = createAccessPolicy({ tokens: new MemoryTokenStore(), resource: 'http://host/dap/api/v1' })
+    expect(plain.render(deny('missing_token')).headers['www-authenticate']).toBe('Bearer realm="data-api"')
+    const named = createAccessPolicy({
+      tokens: new MemoryTokenStore(),
+      resource: API,
+      resourceMetadata: 'https://meta.example.org/m',
+    })
+    expect(named.render(deny('missing_token')).headers['www-authenticate']).toBe(
+      'Bearer realm="data-api", resource_metadata="https://meta.example.org/m"',
+    )
+  })
+})
+
+describe('challenges on a route (RFC 6750 §3 scope)', () => {
+  test('withChallengeScope names the scope on 401s only, and shares the result', async () => {
+    const { deny, withChallengeScope } = await import('../src/decisions/decision.js')
+    const policy = createAccessPolicy({ tokens: new MemoryTokenStore() })
+    const scoped = withChallengeScope(deny('missing_token'), 'data.metadata')
+    expect(scoped).toBe(withChallengeScope(deny('missing_token'), 'data.metadata'))
+    expect(Object.isFrozen(scoped)).toBe(true)
+    expect(policy.render(scoped).headers['www-authenticate']).toBe(
+      'Bearer realm="data-api", scope="data.metadata"',
+    )
+    expect(
+      policy.render(withChallengeScope(deny('invalid_token'), 'data.data')).headers['www-authenticate'],
+    ).toBe('Bearer realm="data-api", error="invalid_token", scope="data.data"')
+    expect(withChallengeScope(deny('not_found'), 'data.data')).toBe(deny('not_found'))
+    expect(withChallengeScope(deny('invalid_request'), 'data.data')).toBe(deny('invalid_request'))
   })
 })

@@ -50,11 +50,20 @@ function errorBody(status: number, code: string): string {
   return `{"error":{"status":${status},"message":"${MESSAGES[status]}","code":"${code}"}}`
 }
 
+// The fixture's policy guards https://data.example.test/api/v1: its 401s name the metadata URL
+// RFC 9728 §3.1 derives from that resource.
+const METADATA = 'resource_metadata="https://data.example.test/.well-known/oauth-protected-resource/api/v1"'
+
 const denied = {
   missingToken: {
     status: 401,
     body: errorBody(401, 'missing_token'),
-    wwwAuthenticate: 'Bearer realm="data-api"',
+    wwwAuthenticate: `Bearer realm="data-api", ${METADATA}`,
+  },
+  otherResource: {
+    status: 401,
+    body: errorBody(401, 'invalid_token'),
+    wwwAuthenticate: `Bearer realm="data-api", error="invalid_token", error_description="the token is for another resource", scope="data.overview", ${METADATA}`,
   },
   exportRestricted: { status: 403, body: errorBody(403, 'export_restricted'), wwwAuthenticate: null },
   notFound: { status: 404, body: errorBody(404, 'not_found'), wwwAuthenticate: null },
@@ -85,6 +94,19 @@ const viaProxy =
 export const ADAPTER_CASES: readonly AdapterCase[] = [
   // Token kinds and the store (design §4, §6): seeds hold API tokens only; a store can fail
   { name: 'an OAuth token', path: OPEN, headers: (t) => bearer(t.oauth), expect: OPEN_OVERVIEW },
+  // Audiences (RFC 8707): a token bound to resources is good only where the policy guards one of them
+  {
+    name: 'an OAuth token whose audience names this resource',
+    path: OPEN,
+    headers: (t) => bearer(t.oauthHere),
+    expect: OPEN_OVERVIEW,
+  },
+  {
+    name: 'an OAuth token for another resource',
+    path: OPEN,
+    headers: (t) => bearer(t.oauthElsewhere),
+    expect: denied.otherResource,
+  },
   {
     name: 'a token store that throws',
     path: OPEN,
@@ -123,7 +145,7 @@ export const ADAPTER_CASES: readonly AdapterCase[] = [
     expect: {
       ...denied.missingToken,
       body: '',
-      wwwAuthenticate: 'Bearer realm="data-api", scope="data.metadata"',
+      wwwAuthenticate: `Bearer realm="data-api", scope="data.metadata", ${METADATA}`,
     },
   },
   {

@@ -24,6 +24,9 @@ import type { TokenStore } from '../../src/tokens/token-store.js'
 /** The realm every test app's policy names in its challenges. */
 export const REALM = 'data-api'
 
+/** The resource identifier the fixture's policy guards (RFC 8707). */
+export const RESOURCE = 'https://data.example.test/api/v1'
+
 /** The fixed instant the policies decide at. */
 export const NOW = Date.UTC(2026, 0, 1)
 
@@ -34,6 +37,8 @@ export type TokenName =
   | 'bob'
   | 'carol'
   | 'oauth'
+  | 'oauthHere'
+  | 'oauthElsewhere'
   | 'revoked'
   | 'expired'
   | 'unknown'
@@ -129,6 +134,24 @@ export async function createFixture(
     oauth: await save(
       createOAuthToken({ userId: 'alice', scopes: 'data.data', clientId: 'cli', now: created }),
     ),
+    oauthHere: await save(
+      createOAuthToken({
+        userId: 'alice',
+        scopes: 'data.data',
+        clientId: 'cli',
+        audience: ['https://tools.example.test/mcp', RESOURCE],
+        now: created,
+      }),
+    ),
+    oauthElsewhere: await save(
+      createOAuthToken({
+        userId: 'alice',
+        scopes: 'data.data',
+        clientId: 'cli',
+        audience: ['https://tools.example.test/mcp'],
+        now: created,
+      }),
+    ),
     revoked: await save({ record: revokeToken(revokedToken.record, created + 1), value: revokedToken.value }),
     expired: await save(
       createApiToken({
@@ -146,6 +169,7 @@ export async function createFixture(
   const policy = createAccessPolicy({
     tokens: faultyStore(memory, hashTokenValue(failing), hashTokenValue(hanging)),
     realm: REALM,
+    resource: RESOURCE,
     storeTimeoutMs: 150,
     now: () => NOW,
     ...hooks,

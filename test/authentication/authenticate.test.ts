@@ -227,6 +227,11 @@ describe('a store answer is trusted only when it is the record of the hash looke
     ['a record whose owner is a number', (record) => ({ ...record, userId: 7 })],
     ['a record whose scopes are a string', (record) => ({ ...record, scopes: 'public data.data' })],
     ['a record without scopes', (record) => without(record, 'scopes')],
+    // A string audience would otherwise be searched as text: `includes` on a string finds substrings.
+    [
+      'a record whose audience is a string',
+      (record) => ({ ...record, audience: 'https://a.example/api/v1 https://b.example/api' }),
+    ],
     ['a record of another hash', (record) => ({ ...record, hash: hashOf(unknown) })],
     ['the hash itself (a string)', (record) => record.hash],
     ['a number', () => 42],

@@ -9,6 +9,7 @@ import {
   compileExportRestrictions,
   createAccessPolicy,
   createApiToken,
+  createOAuthToken,
   deny,
   MemoryTokenStore,
   type Resource,
@@ -38,6 +39,8 @@ export interface Probe {
   readonly decide: boolean
   readonly createApiToken: boolean
   readonly authenticate: boolean
+  /** A policy guarding one resource accepts a token for it and refuses one for another (RFC 8707). */
+  readonly audience: boolean
   /** The RFC 7662 store answers through the runtime's fetch machinery (Response, AbortSignal, btoa). */
   readonly introspect: boolean
   readonly tokens: { readonly reader: string; readonly metadataOnly: string }
@@ -60,6 +63,7 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
     clientAddress: '127.0.0.1',
   })
   const principal = authenticated.ok ? authenticated.principal : ANONYMOUS
+  const audience = await checkAudience(tokens)
   // An issuer answering in-process: what is checked is the store's use of the runtime's globals.
   const introspection = new IntrospectionTokenStore({
     endpoint: 'https://issuer.example/oauth/introspect',
@@ -77,9 +81,26 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
       !policy.authorize(principal, 'table.read', DATASETS['acme/private']).allowed,
     createApiToken: /^dap_[0-9A-Za-z]{38}$/.test(reader.value),
     authenticate: authenticated.ok && authenticated.principal.userId === 'alice',
+    audience,
     introspect: introspected?.userId === 'alice' && introspected.scopes.includes('data.data'),
     tokens: { reader: reader.value, metadataOnly: metadataOnly.value },
   }
+}
+
+const API = 'https://data.example.test/api/v1'
+
+async function checkAudience(tokens: MemoryTokenStore): Promise<boolean> {
+  const policy = createAccessPolicy({ tokens, resource: API })
+  const bound = (audience: string[]) =>
+    createOAuthToken({ userId: 'alice', scopes: 'data.data', audience, now: Date.now() })
+  const here = bound([API])
+  const elsewhere = bound(['https://tools.example.test/mcp'])
+  await tokens.save(here.record)
+  await tokens.save(elsewhere.record)
+  const present = (value: string) =>
+    policy.authenticate({ authorization: [`Bearer ${value}`], protocol: 'https', clientAddress: '127.0.0.1' })
+  const [accepted, refused] = await Promise.all([present(here.value), present(elsewhere.value)])
+  return accepted.ok && !refused.ok && refused.decision.code === 'invalid_token'
 }
 
 async function* rows(count: number) {
