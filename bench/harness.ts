@@ -1,6 +1,8 @@
 // A small side-by-side micro-benchmark harness. Candidates run in interleaved rounds (A B C, A B C,
 // …) so that machine noise (a neighbour on the shared cores, a GC, frequency changes) lands on all
 // of them alike; each figure is the median of the rounds. Ratios within one run are the result.
+// Rounds are timed in this process's CPU time, not wall-clock time: on a shared machine a round the
+// scheduler interrupts would otherwise count the other processes' time as the candidate's.
 
 /** One candidate: a name and a function run once per operation (its result is kept alive). */
 export interface Candidate {
@@ -12,6 +14,14 @@ export interface Candidate {
 export interface Measurement {
   readonly name: string
   readonly nsPerOp: number
+  /** Each round's cost of one operation, in round order (paired with the other candidates'). */
+  readonly rounds?: readonly number[]
+}
+
+// CPU time of this process in nanoseconds (microsecond resolution: rounds last milliseconds).
+function cpuNs(): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) * 1000
 }
 
 let sink: unknown
@@ -28,14 +38,17 @@ export function compare(
   }
   for (let round = 0; round < rounds; round++) {
     candidates.forEach((candidate, index) => {
-      const start = process.hrtime.bigint()
+      const start = cpuNs()
       for (let i = 0; i < options.iterations; i++) sink = candidate.run(i)
-      const elapsed = Number(process.hrtime.bigint() - start)
-      samples[index]!.push(elapsed / options.iterations)
+      samples[index]!.push((cpuNs() - start) / options.iterations)
     })
   }
   if (sink === Symbol.for('never')) console.log(sink)
-  return candidates.map((candidate, index) => ({ name: candidate.name, nsPerOp: median(samples[index]!) }))
+  return candidates.map((candidate, index) => ({
+    name: candidate.name,
+    nsPerOp: median(samples[index]!),
+    rounds: samples[index]!,
+  }))
 }
 
 /** Like {@link compare}, for asynchronous operations awaited one after another. */
@@ -50,12 +63,16 @@ export async function compareAsync(
   }
   for (let round = 0; round < rounds; round++) {
     for (const [index, candidate] of candidates.entries()) {
-      const start = process.hrtime.bigint()
+      const start = cpuNs()
       for (let i = 0; i < options.iterations; i++) sink = await candidate.run(i)
-      samples[index]!.push(Number(process.hrtime.bigint() - start) / options.iterations)
+      samples[index]!.push((cpuNs() - start) / options.iterations)
     }
   }
-  return candidates.map((candidate, index) => ({ name: candidate.name, nsPerOp: median(samples[index]!) }))
+  return candidates.map((candidate, index) => ({
+    name: candidate.name,
+    nsPerOp: median(samples[index]!),
+    rounds: samples[index]!,
+  }))
 }
 
 /** The median of a list of numbers. */

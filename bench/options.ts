@@ -5,7 +5,7 @@
 export interface BenchOptions {
   /** `--quick`: shorter HTTP rounds. */
   readonly quick: boolean
-  /** `--in-process`: the decision and authentication benchmarks only, printed; no page written. */
+  /** `--in-process`: the decision and authentication benchmarks only; the page's other rows read "not measured". */
   readonly inProcess: boolean
   /** False with `--no-redis`: the Redis sections are left out (the self-contained folder's runs). */
   readonly redis: boolean
