@@ -25,7 +25,7 @@ import {
   renderDecisionTablesJson,
   renderDecisionTablesMarkdown,
 } from './decision-tables-render.js'
-import { formatFinding, MAX_FINDINGS, scanPaths } from './scan.js'
+import { formatFinding, type HistoryProgress, MAX_FINDINGS, scanPaths } from './scan.js'
 import { toYaml } from './yaml.js'
 
 /** Exit codes: 0 success, 1 the checked input is invalid, 2 the command line is wrong. */
@@ -67,12 +67,14 @@ Exit 0; 2 on a bad option or a lifetime over the cap.`,
   scan: `Usage: data-access-policy scan [--no-history] [PATH…]
 
 Finds token values (dap_/dao_ + 32 base62 + a valid CRC-32 checksum: no look-alikes) in the files
-under each PATH (default: the current directory; .git and node_modules are skipped, and binary
-files) and, unless --no-history, in every line ever added in the git history of the repositories
-the PATHs lie in (git log -p --all --text, limited to the PATHs; binary files, merged branches and
-the lines merge commits wrote included there).
+under each PATH (default: the current directory; .git and node_modules are skipped; binary files,
+a NUL byte in a .env, are searched too) and, unless --no-history, in the git history of the
+repositories the PATHs lie in: every line ever added (git log -p --all --text, limited to the PATHs;
+binary files, merged branches and the lines merge commits wrote included) and the message of every
+commit and annotated tag.
 Prints one line per value found, "FILE:LINE: API token dap_…Cnw5", with "(commit SHA)" after the
-line for history; never a value.
+line for history, or "commit SHA message:LINE: …" and "tag NAME message:LINE: …" for a message;
+never a value. On a terminal, stderr shows how many commits of the history have been read.
 
 Exit 0 when none is found, 1 when any is (for pre-commit hooks and CI), 2 on bad usage, when a
 PATH or the history cannot be read, or when ${MAX_FINDINGS} values are listed: the scan stops there.`,
@@ -103,17 +105,33 @@ const usage = (message: string): CliResult => ({
   stderr: `${message}\n\n${USAGE}\n`,
 })
 
-/** Runs the command line `args` (without `node` and the script) and returns its result. */
+/**
+ * Where a command tells how far it is while it runs (`process.stderr`): only when it is a terminal,
+ * and then on one line it rewrites; nothing when it is piped, so logs and CI output stay clean.
+ */
+export interface ProgressStream {
+  readonly isTTY?: boolean
+  write(text: string): unknown
+}
+
+/**
+ * Runs the command line `args` (without `node` and the script) and returns its result. `progress`
+ * is told how far a long command (scan) is, when it is a terminal.
+ *
+ * @example
+ * const { code, stdout, stderr } = runCli(process.argv.slice(2), undefined, process.stderr)
+ */
 export function runCli(
   args: readonly string[],
   readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+  progress?: ProgressStream,
 ): CliResult {
   const [command, ...rest] = args
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     return command === undefined ? usage('missing command') : ok(`${USAGE}\n`)
   }
   if (!(command in HELP)) return usage(`unknown command ${JSON.stringify(command)}`)
-  if (command === 'scan') return scan(rest)
+  if (command === 'scan') return scan(rest, progress?.isTTY === true ? progress : undefined)
   let parsed: ReturnType<typeof parseArgs>
   try {
     parsed = parseArgs({
@@ -201,7 +219,28 @@ function expiryOf(lifetime: string, now: number): number | undefined | null {
   return real && at > now ? at : null
 }
 
-function scan(args: readonly string[]): CliResult {
+// `\r` and "erase to the end of the line": each report replaces the last, and the last is erased.
+const REWRITE_LINE = '\r\u001b[K'
+
+/** Reports of a history scan's progress, on one line of a terminal, and the call that erases it. */
+function progressLine(terminal: ProgressStream | undefined): {
+  readonly report?: (progress: HistoryProgress) => void
+  readonly end: () => void
+} {
+  if (terminal === undefined) return { end: () => {} }
+  let shown = false
+  return {
+    report: ({ commits, total }) => {
+      shown = true
+      terminal.write(`${REWRITE_LINE}scanning git history: ${commits} of ${total} commits`)
+    },
+    end: () => {
+      if (shown) terminal.write(REWRITE_LINE)
+    },
+  }
+}
+
+function scan(args: readonly string[], terminal?: ProgressStream): CliResult {
   let parsedArgs: ReturnType<typeof parseArgs>
   try {
     parsedArgs = parseArgs({
@@ -215,7 +254,12 @@ function scan(args: readonly string[]): CliResult {
   }
   if (parsedArgs.values.help === true) return ok(`${HELP.scan}\n`)
   const paths = parsedArgs.positionals.length === 0 ? ['.'] : parsedArgs.positionals
-  const { findings, problems } = scanPaths(paths, { history: parsedArgs.values['no-history'] !== true })
+  const progress = progressLine(terminal)
+  const { findings, problems } = scanPaths(paths, {
+    history: parsedArgs.values['no-history'] !== true,
+    ...(progress.report === undefined ? {} : { onProgress: progress.report }),
+  })
+  progress.end()
   const stdout = findings.map((found) => `${formatFinding(found)}\n`).join('')
   const summary =
     findings.length === 0
