@@ -4,7 +4,7 @@
  * @packageDocumentation
  * @module data-access-policy/express
  */
-import type { IRouter, Request, RequestHandler, Response } from 'express'
+import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express'
 import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
 import { createExportMeter } from '../../src/decisions/export-meter.js'
 import type {
@@ -22,12 +22,10 @@ import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-
 import {
   type Admission,
   type AdmissionRequest,
-  admit,
-  admittedRequests,
-  decidingOn,
-  keepAdmission,
-  tellAtEnd,
-  whenAdmitted,
+  type Admissions,
+  type Admitted,
+  admissionsOf,
+  type Requirement,
 } from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
 import {
@@ -180,68 +178,52 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
   // What the policy admitted on each request, shared with every other instance of the same policy:
   // the principal its later steps trust (never `req.principal`, which anyone may set), and the one
   // event told when the response is done.
-  const admitted = admittedRequests(policy)
+  const admissions = admissionsOf(policy)
 
-  // The body is whatever the app's parsers (`express.json`, `express.urlencoded`) made of it by now.
-  const reader = (req: Request<unknown>) => (): AdmissionRequest => ({
-    authorization: readAuthorizationValues(req),
-    queryHasAccessToken: queryHasAccessToken(req.originalUrl),
-    bodyHasAccessToken: () => bodyHasAccessToken(req.body),
-    origin: requestOrigin(req),
-    principal: admitted.get(req)?.principal,
-  })
-
-  const keep = (req: Request<unknown>, res: Response, admission: Admission, keepPrincipal: boolean) => {
-    const fresh = keepAdmission(admitted, req, admission, keepPrincipal)
-    if (fresh !== undefined) whenClosed(res, () => tellAtEnd(policy, fresh, sentStatus(res)))
-  }
-
-  // Callback-style, not `async`: a request the policy answers synchronously costs no promise.
-  const authenticate: RequestHandler = function authenticate(req, res, next) {
+  // One step of the policy on a request: request → admission → response. Callback-style, not
+  // `async`: a request the policy answers synchronously costs no promise.
+  function admitStep(
+    req: Request<unknown>,
+    res: Response,
+    next: NextFunction,
+    requirement: Requirement | undefined,
+  ): void {
     const direct = prepareRequest(req)
-    whenAdmitted(
-      decidingOn(admit(policy, reader(req), undefined), admitted, req),
-      (admission) => {
-        keep(req, res, admission, true)
-        if (!admission.ok) return sendDenial(res, admission.decision)
-        storeAccess(req, direct, admission.principal)
+    const admission = admissions.begin(req, readRequest(req, admissions), requirement)
+    admissions.settle(
+      req,
+      admission,
+      (settled: Admission, ending: Admitted | undefined) => {
+        if (ending !== undefined) whenClosed(res, () => admissions.end(ending, sentStatus(res)))
+        if (!settled.ok) return sendDenial(res, settled.decision)
+        storeAccess(req, direct, settled.principal, settled.allow)
         next()
       },
       next,
     )
   }
 
+  const authenticate: RequestHandler = function authenticate(req, res, next) {
+    admitStep(req, res, next, undefined)
+  }
+  tagRequirement(authenticate, 'authenticated', policy)
+
   function guard<P = ParamsDictionary>(
     operation: Operation,
     resolve: ExpressResourceResolver<P>,
   ): RequestHandler<P> {
     checkRouteAccess(operation, resolve, `require(${JSON.stringify(operation)})`)
-    return tagRequirement<RequestHandler<P>>(
-      function requireAccess(req, res, next) {
-        const direct = prepareRequest(req)
-        const requirement = {
-          operation,
-          resolve: (principal: Principal) => {
-            storeAccess(req, direct, principal)
-            return resolve(req as AuthenticatedRequest<P>)
-          },
-        }
-        whenAdmitted(
-          decidingOn(admit(policy, reader(req), requirement), admitted, req),
-          (admission) => {
-            keep(req, res, admission, false)
-            if (!admission.ok) return sendDenial(res, admission.decision)
-            storeAccess(req, direct, admission.principal, admission.allow)
-            next()
-          },
-          next,
-        )
-      },
-      operation,
-      policy,
-    )
+    const requireAccess: RequestHandler<P> = function requireAccess(req, res, next) {
+      // The resolver reads `req.principal`: set before it runs.
+      const direct = prepareRequest(req)
+      const resolveFor = (principal: Principal) => {
+        storeAccess(req, direct, principal)
+        return resolve(req as AuthenticatedRequest<P>)
+      }
+      admitStep(req, res, next, { operation, resolve: resolveFor })
+    }
+    return tagRequirement(requireAccess, operation, policy)
   }
-  tagRequirement(authenticate, 'authenticated', policy)
 
   // Each route of `route`, by its own guard: the walk of `routes(app)` knows it by that function.
   const registered = new Map<RequestHandler, RouteDescription>()
@@ -249,35 +231,17 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
   return Object.freeze({
     authenticate,
     require: guard,
-    route<P = ParamsDictionary>(
+    route: <P = ParamsDictionary>(
       router: IRouter,
       spec: ExpressRouteSpec<P>,
-      ...handlers: readonly RequestHandler<P>[]
-    ): void {
-      const { method, path, operation, resource } = spec
-      const name = `${method} ${path}`
-      if (!ROUTE_METHODS.includes(method)) {
-        throw new InvalidArgumentError(`${name}: method must be one of ${ROUTE_METHODS.join(', ')}`)
-      }
-      // Authenticate-only routes get a guard of their own too, so that each is known by its function.
-      const check =
-        operation === undefined && resource === undefined
-          ? tagRequirement<RequestHandler>(
-              (req, res, next) => authenticate(req, res, next),
-              'authenticated',
-              policy,
-            )
-          : (guard(checkRouteAccess(operation, resource, name), resource!) as RequestHandler)
-      // Registered before it is recorded: a path Express refuses is never described.
-      router.route(path)[LOWER[method]](check, ...(handlers as RequestHandler[]))
-      registered.set(check, { method, path, operation: operation ?? 'authenticated' })
-    },
+      ...handlers: RequestHandler<P>[]
+    ) => registerRoute(router, spec, handlers, { authenticate, guard, policy, registered }),
     routes: (app?: IRouter, options?: ExpressRoutesOptions) =>
       Object.freeze(
         app === undefined ? [...registered.values()] : walkRoutes(app, policy, registered, options),
       ),
     sendData(req: Request, res: Response, data: DataResponse): void {
-      const prepared = prepareData(policy, admitted.get(req)?.allow, data)
+      const prepared = prepareData(policy, admissions.allowOf(req), data)
       if (prepared.ok) writeBody(res, prepared)
       else sendDenial(res, prepared.decision)
     },
@@ -288,17 +252,57 @@ export function accessControl(options: ExpressAccessControlOptions): ExpressAcce
       init: StreamInit = {},
     ): Promise<void> {
       // Checked before the promise exists, so a route without a decision throws into Express.
-      const meter = createExportMeter(requireAllow(admitted.get(req)?.allow, 'streamData'))
+      const meter = createExportMeter(requireAllow(admissions.allowOf(req), 'streamData'))
       const source = meterChunks(chunks, meter)
-      return pipeToNodeResponse(
-        res,
-        init.status ?? 200,
-        init.contentType ?? DEFAULT_STREAM_TYPE,
-        source,
-      ).then(() => {})
+      const status = init.status ?? 200
+      return pipeToNodeResponse(res, status, init.contentType ?? DEFAULT_STREAM_TYPE, source).then(() => {})
     },
     sendDenial,
   })
+}
+
+// The body is whatever the app's parsers (`express.json`, `express.urlencoded`) made of it by now.
+function readRequest(req: Request<unknown>, admissions: Admissions) {
+  return (): AdmissionRequest => ({
+    authorization: readAuthorizationValues(req),
+    queryHasAccessToken: queryHasAccessToken(req.originalUrl),
+    bodyHasAccessToken: () => bodyHasAccessToken(req.body),
+    origin: requestOrigin(req),
+    principal: admissions.principalOf(req),
+  })
+}
+
+interface RouteBinding {
+  readonly authenticate: RequestHandler
+  readonly guard: (operation: Operation, resolve: ExpressResourceResolver) => RequestHandler
+  readonly policy: AccessPolicy
+  readonly registered: Map<RequestHandler, RouteDescription>
+}
+
+// Registers a route of `route`: its guard (one of its own, even to authenticate only, so that each
+// route is known by its function), then the handlers; recorded only once Express took the path.
+function registerRoute<P>(
+  router: IRouter,
+  spec: ExpressRouteSpec<P>,
+  handlers: readonly RequestHandler<P>[],
+  binding: RouteBinding,
+): void {
+  const { method, path, operation, resource } = spec
+  const name = `${method} ${path}`
+  if (!ROUTE_METHODS.includes(method)) {
+    throw new InvalidArgumentError(`${name}: method must be one of ${ROUTE_METHODS.join(', ')}`)
+  }
+  const { authenticate, policy } = binding
+  const check =
+    operation === undefined && resource === undefined
+      ? tagRequirement<RequestHandler>(
+          (req, res, next) => authenticate(req, res, next),
+          'authenticated',
+          policy,
+        )
+      : binding.guard(checkRouteAccess(operation, resource, name), resource as ExpressResourceResolver)
+  router.route(path)[LOWER[method]](check, ...(handlers as RequestHandler[]))
+  binding.registered.set(check, { method, path, operation: operation ?? 'authenticated' })
 }
 
 const ROUTE_METHODS: readonly ExpressRouteMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']

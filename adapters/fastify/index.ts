@@ -4,11 +4,15 @@
  * @packageDocumentation
  * @module data-access-policy/fastify
  */
-import { Readable } from 'node:stream'
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  preHandlerHookHandler,
+} from 'fastify'
 import { fastifyPlugin } from 'fastify-plugin'
 import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
-import { createExportMeter } from '../../src/decisions/export-meter.js'
 import { ConfigError } from '../../src/errors.js'
 import type {
   AccessPolicy,
@@ -24,30 +28,19 @@ import { operationSecurity } from '../../src/openapi/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
 import {
   type Admission,
+  type AdmissionRecords,
   type AdmissionRequest,
+  Admissions,
   type Admitted,
-  admit,
   BODY_NOT_YET_PARSED,
-  deciding,
-  keepOn,
-  tellAtEnd,
-  whenAdmitted,
+  type Requirement,
 } from '../shared/admission.js'
 import { readAuthorizationValues } from '../shared/authorization-header.js'
-import {
-  type DataChunk,
-  type DataResponse,
-  DEFAULT_STREAM_TYPE,
-  prepareData,
-  requireAllow,
-  type StreamInit,
-} from '../shared/data-response.js'
+import type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 import { directOrigin } from '../shared/direct-origin.js'
-import { meterChunks } from '../shared/metered-chunks.js'
 import { isEncrypted, sentStatus, whenClosed } from '../shared/node-response.js'
-import { checkRouteAccess } from '../shared/route-access.js'
-import { describeAccess } from './openapi.js'
-import { COVERED, guardUncoveredRoutes } from './uncovered-routes.js'
+import { decorateReplies } from './replies.js'
+import { coverRoute, guardUncoveredRoutes } from './uncovered-routes.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 export {
@@ -140,63 +133,21 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
   fastify.decorateRequest('principal', undefined)
   fastify.decorateRequest('accessDecision', undefined)
   fastify.decorateRequest(EARLIER, undefined)
+  decorateReplies(fastify, policy)
 
-  fastify.decorateReply('sendDenial', function sendDenial(this: FastifyReply, decision: Deny) {
-    const rendered = policy.render(decision)
-    return this.code(rendered.status).headers(rendered.headers).send(rendered.body)
-  })
-
-  fastify.decorateReply('sendData', function sendData(this: FastifyReply, data: DataResponse) {
-    const prepared = prepareData(policy, this.request.accessDecision, data)
-    if (!prepared.ok) return this.sendDenial(prepared.decision)
-    return this.code(prepared.status).header('content-type', prepared.contentType).send(prepared.bytes)
-  })
-
-  fastify.decorateReply(
-    'streamData',
-    function streamData(
-      this: FastifyReply,
-      chunks: AsyncIterable<DataChunk> | Iterable<DataChunk>,
-      init: StreamInit = {},
-    ) {
-      const meter = createExportMeter(requireAllow(this.request.accessDecision, 'reply.streamData'))
-      const { raw, log } = this
-      async function* metered(): AsyncGenerator<Uint8Array> {
-        try {
-          yield* meterChunks(chunks, meter)
-        } catch (error) {
-          // Destroying the socket here, rather than erroring the stream, breaks the transfer the same
-          // way whether or not Fastify has flushed the headers yet.
-          log.warn({ err: error }, 'data stream aborted')
-          raw.destroy()
-        }
-      }
-      return this.code(init.status ?? 200)
-        .header('content-type', init.contentType ?? DEFAULT_STREAM_TYPE)
-        .send(Readable.from(metered(), { objectMode: false }))
-    },
-  )
-
-  // Requirements are checked when a route is declared, so a typo fails at startup; and every route
-  // this plugin's hooks reach is marked as covered, in its own config (see `COVERED`).
-  fastify.addHook('onRoute', (route) => {
-    const access = route.config?.access
-    if (access === undefined) return
-    route.config = { ...route.config, [COVERED]: true } as FastifyContextConfig
-    let requirement: Operation | 'authenticated' = 'authenticated'
-    if (access.operation !== undefined || access.resource !== undefined) {
-      const methods = Array.isArray(route.method) ? route.method : [route.method]
-      requirement = checkRouteAccess(access.operation, access.resource, `${methods.join(',')} ${route.url}`)
-    }
-    // Here, before Fastify builds the route's context, and in the route options @fastify/swagger
-    // keeps: the document reads them when it is built, whatever the plugins' order.
-    if (openapi !== false) describeAccess(route, requirement, openapi)
-  })
+  // Every route this plugin's hooks reach is marked as covered; the others are refused.
+  fastify.addHook('onRoute', (route) => coverRoute(route, openapi))
   guardUncoveredRoutes(fastify, policy)
 
-  // Before the body is parsed: an unauthenticated request costs no parsing. Callback-style hooks:
-  // a request the policy answers synchronously costs no promise.
-  fastify.addHook('onRequest', function authenticateRequest(request, reply, done) {
+  const admissions = new Admissions(policy, RECORDS)
+  fastify.addHook('onRequest', authenticateRequest(admissions))
+  fastify.addHook('preHandler', guardRoute(admissions))
+}
+
+// Before the body is parsed: an unauthenticated request costs no parsing. Callback-style hooks: a
+// request the policy answers synchronously costs no promise.
+function authenticateRequest(admissions: Admissions<FastifyRequest>): onRequestHookHandler {
+  return function authenticateRequest(request, reply, done) {
     const access = request.routeOptions.config.access
     if (access === undefined) return done()
     let earlier: EarlierRead | undefined
@@ -206,80 +157,81 @@ async function plugin(fastify: FastifyInstance, options: FastifyAccessControlOpt
       ;(request as GuardedRequest)[EARLIER] = earlier
       return value
     }
-    whenAdmitted(
-      admit(policy, read, undefined, access.operation),
-      (admission) => {
-        keep(earlier, reply, admission)
-        if (!admission.ok) return void reply.sendDenial(admission.decision)
+    admissions.settle(
+      request,
+      admissions.begin(request, read, undefined, access.operation),
+      (admission, ending) => {
         // Authenticated from the header here, the principal is a token's exactly when the header
-        // carried one: the preHandler need not parse the header again (~180 ns a request).
-        if (earlier !== undefined) earlier.tokenInHeader = admission.principal.kind === 'token'
-        request.principal = admission.principal
-        done()
+        // carried one: the preHandler need not parse the header again.
+        if (admission.ok && earlier !== undefined)
+          earlier.tokenInHeader = admission.principal.kind === 'token'
+        respond(admissions, request, reply, admission, ending)
+        if (admission.ok) done()
       },
       (error) => done(error as Error),
     )
-  })
+  }
+}
 
-  // The body check (now that the body is parsed), then the route's operation, if it names one.
-  fastify.addHook('preHandler', function guardRoute(request, reply, done) {
+// The body check (now that the body is parsed), then the route's operation, if it names one.
+function guardRoute(admissions: Admissions<FastifyRequest>): preHandlerHookHandler {
+  return function guardRoute(request, reply, done) {
     const earlier = (request as GuardedRequest)[EARLIER]
     // Read again only when `onRequest` left nothing: an unguarded route, or one it did not see.
     const access = earlier !== undefined ? earlier.access : request.routeOptions.config.access
     if (access === undefined) return done()
-    const { operation, resource } = access
-    // A half-declared requirement that escaped `onRoute` fails closed in the core: no operation is
-    // 403 `invalid_input`, no resolver 503.
-    const requirement =
-      operation === undefined && resource === undefined
-        ? undefined
-        : {
-            operation: operation as Operation,
-            resolve: (principal: Principal) => {
-              request.principal = principal
-              return (resource as FastifyResourceResolver)(request as AuthenticatedRequest)
-            },
-          }
     const body = () => bodyHasAccessToken(request.body)
-    let record = earlier
     const read = () => {
-      if (record !== undefined) return again(record, body)
+      if (earlier !== undefined) return again(earlier, body)
       const value = readRequest(request, body)
-      record = earlierRead(access, value)
+      ;(request as GuardedRequest)[EARLIER] = earlierRead(access, value)
       return value
     }
-    const admission = admit(policy, read, requirement)
-    // A client gone while the guard decides is told the guard's answer, not onRequest's.
-    if (admission instanceof Promise) deciding(record)
-    whenAdmitted(
-      admission,
-      (admission) => {
-        keep(record, reply, admission)
-        if (!admission.ok) return void reply.sendDenial(admission.decision)
-        request.principal = admission.principal
-        if (admission.allow !== undefined) request.accessDecision = admission.allow
-        done()
+    admissions.settle(
+      request,
+      admissions.begin(request, read, routeRequirement(request, access)),
+      (admission, ending) => {
+        respond(admissions, request, reply, admission, ending)
+        if (admission.ok) done()
       },
       (error) => done(error as Error),
     )
-  })
-
-  // Keeps the admission on the request's record: the principal its `preHandler` trusts (never
-  // `request.principal`, which a host hook may have set), and the event, told once when the response
-  // is done, whatever ends it: the route, a denial, the body parser (400, 413, 415), a schema, a
-  // hook's early reply, or a client that went away (`close` follows `finish`, and ends those too).
-  function keep(record: Admitted | undefined, reply: FastifyReply, admission: Admission): void {
-    // A read that threw left no record: the event is still told once, at the end.
-    const arming = keepOn(record ?? { principal: undefined, event: undefined, telling: undefined }, admission)
-    if (arming !== undefined) whenClosed(reply.raw, () => tellAtEnd(policy, arming, sentStatus(reply.raw)))
   }
+}
+
+// A half-declared requirement that escaped `onRoute` fails closed in the core: no operation is 403
+// `invalid_input`, no resolver 503. The resolver reads `request.principal`: set before it runs.
+function routeRequirement(request: FastifyRequest, access: FastifyRouteAccess): Requirement | undefined {
+  const { operation, resource } = access
+  if (operation === undefined && resource === undefined) return undefined
+  const resolve = (principal: Principal) => {
+    request.principal = principal
+    return (resource as FastifyResourceResolver)(request as AuthenticatedRequest)
+  }
+  return { operation: operation as Operation, resolve }
+}
+
+// The event is told once when the response is done, whatever ends it: the route, a denial, the
+// body parser (400, 413, 415), a schema, a hook's early reply, or a client that went away (`close`
+// follows `finish`, and ends those too). A denial is answered here; an allow goes on.
+function respond(
+  admissions: Admissions<FastifyRequest>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  admission: Admission,
+  ending: Admitted | undefined,
+): void {
+  if (ending !== undefined) whenClosed(reply.raw, () => admissions.end(ending, sentStatus(reply.raw)))
+  if (!admission.ok) return void reply.sendDenial(admission.decision)
+  request.principal = admission.principal
+  if (admission.allow !== undefined) request.accessDecision = admission.allow
 }
 
 // What `onRequest` read of a guarded request and its route's requirement, for the `preHandler`: the
 // headers, address and protocol cannot change in between, and reading them again (`request.ip` runs
 // proxy-addr under a `trustProxy`, `routeOptions` builds an object) is work for nothing. With them,
-// what the policy admitted on the request ({@link Admitted}). A decorated symbol, not a WeakMap:
-// Fastify builds every request with the field, so the store is a plain write.
+// the request's admission record ({@link Admitted}). A decorated symbol, not a WeakMap: Fastify
+// builds every request with the field, so the store is a plain write.
 const EARLIER = Symbol('data-access-policy.onRequest')
 
 interface EarlierRead extends Admitted {
@@ -299,6 +251,13 @@ function earlierRead(access: FastifyRouteAccess, read: AdmissionRequest): Earlie
     telling: undefined,
     tokenInHeader: undefined,
   }
+}
+
+// The records are the requests' own field, made by the read; a read that threw made none (a 503,
+// told once at the end all the same) and leaves none.
+const RECORDS: AdmissionRecords<FastifyRequest> = {
+  get: (request) => (request as GuardedRequest)[EARLIER],
+  set: () => {},
 }
 
 type GuardedRequest = FastifyRequest & { [EARLIER]?: EarlierRead }

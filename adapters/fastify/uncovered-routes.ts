@@ -1,8 +1,11 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, RouteOptions } from 'fastify'
 import { deny } from '../../src/decisions/decision.js'
 import { ConfigError } from '../../src/errors.js'
-import type { AccessPolicy } from '../../src/index.js'
+import type { AccessPolicy, Operation } from '../../src/index.js'
+import type { OpenApiOptions } from '../../src/openapi/index.js'
 import { policyHooks } from '../../src/policy.js'
+import { checkRouteAccess } from '../shared/route-access.js'
+import { describeAccess } from './openapi.js'
 
 /**
  * The mark a plugin instance's `onRoute` hook leaves in the config of every route whose
@@ -47,4 +50,25 @@ export function guardUncoveredRoutes(fastify: FastifyInstance, policy: AccessPol
     const rendered = policy.render(deny('service_unavailable'))
     return reply.code(rendered.status).headers(rendered.headers).send(rendered.body)
   })
+}
+
+/**
+ * The plugin's `onRoute` step for a route with `config.access`: checks its requirement when it is
+ * declared, so that a typo fails at startup; marks it {@link COVERED} in its own config; and,
+ * unless `openapi` is `false`, describes it in the route options `@fastify/swagger` keeps — here,
+ * before Fastify builds the route's context, so the document reads them whatever the plugins' order.
+ *
+ * @example
+ * fastify.addHook('onRoute', (route) => coverRoute(route, openapi))
+ */
+export function coverRoute(route: RouteOptions, openapi: OpenApiOptions | false): void {
+  const access = route.config?.access
+  if (access === undefined) return
+  route.config = { ...route.config, [COVERED]: true } as FastifyContextConfig
+  let requirement: Operation | 'authenticated' = 'authenticated'
+  if (access.operation !== undefined || access.resource !== undefined) {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    requirement = checkRouteAccess(access.operation, access.resource, `${methods.join(',')} ${route.url}`)
+  }
+  if (openapi !== false) describeAccess(route, requirement, openapi)
 }

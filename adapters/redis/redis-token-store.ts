@@ -176,7 +176,7 @@ function grantsMore(wanted: TokenRecord, before: TokenRecord): boolean {
 }
 
 /**
- * A {@link TokenStore} on a Redis server shared by every instance of a service (design §6).
+ * A {@link TokenStore} on a Redis server shared by every instance of a service (docs/deployment.md).
  *
  * Records live under the SHA-256 of their value (never the value); an id index and a per-owner set
  * serve the settings pages. Each instance keeps a bounded LRU cache of records, so most lookups

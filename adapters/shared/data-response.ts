@@ -76,7 +76,7 @@ export function requireAllow(allow: Allow | undefined, caller: string): Allow {
 
 /**
  * Encodes a data response and checks its declared size (records and bytes) against the route's
- * allow, before any byte is sent (design §5).
+ * allow, before any byte is sent (docs/export-restrictions.md).
  *
  * @example
  * const prepared = prepareData(policy, req.accessDecision, { body: json, records: rows.length })

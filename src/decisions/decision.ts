@@ -106,7 +106,10 @@ function createDenial(code: DenyCode, scope: Scope | undefined): Deny {
 }
 
 // Denials are immutable values with few variants: share them instead of allocating per request.
-const denials = new Map<string, Deny>()
+// Keyed exactly, a code and then a scope, so that no scope (even one outside the type) can make a
+// key another denial has.
+const denials = new Map<DenyCode, Deny>()
+const scopedDenials = new Map<DenyCode, Map<Scope, Deny>>()
 
 /**
  * Builds a denial with the status and message that belong to `code` (a shared, frozen value).
@@ -116,12 +119,23 @@ const denials = new Map<string, Deny>()
  * // { allowed: false, status: 403, code: 'insufficient_scope', message: 'Not authorized', scope: 'data.data' }
  */
 export function deny(code: DenyCode, scope?: Scope): Deny {
-  // Stryker disable next-line ConditionalExpression: equivalent because no scope is spelled "undefined": the key stays one per denial either way
-  const key = scope === undefined ? code : `${code} ${scope}`
-  let denial = denials.get(key)
+  if (scope === undefined) {
+    let denial = denials.get(code)
+    if (denial === undefined) {
+      denial = createDenial(code, undefined)
+      denials.set(code, denial)
+    }
+    return denial
+  }
+  let byScope = scopedDenials.get(code)
+  if (byScope === undefined) {
+    byScope = new Map()
+    scopedDenials.set(code, byScope)
+  }
+  let denial = byScope.get(scope)
   if (denial === undefined) {
     denial = createDenial(code, scope)
-    denials.set(key, denial)
+    byScope.set(scope, denial)
   }
   return denial
 }

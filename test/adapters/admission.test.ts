@@ -2,17 +2,12 @@ import { describe, expect, test, vi } from 'vitest'
 import {
   type Admission,
   type AdmissionRequest,
+  Admissions,
   type Admitted,
   accessTokenParameterDenial,
-  admit,
-  admittedRequests,
+  admissionsOf,
   BODY_NOT_YET_PARSED,
-  deciding,
-  decidingOn,
-  keepAdmission,
-  keepOn,
-  tellAtEnd,
-  whenAdmitted,
+  type Requirement,
 } from '../../adapters/shared/admission.js'
 import {
   type AccessPolicy,
@@ -46,6 +41,16 @@ async function setup() {
     ...overrides,
   })
   return { policy, events, errors, request, tokenId: record.id }
+}
+
+// One step's admission on a request of its own: `begin` alone.
+function admit(
+  policy: AccessPolicy,
+  read: () => AdmissionRequest,
+  requirement: Requirement | undefined,
+  challenge?: Requirement['operation'],
+): Admission | Promise<Admission> {
+  return new Admissions(policy).begin({}, read, requirement, challenge)
 }
 
 const OPEN = {
@@ -291,43 +296,51 @@ describe('admit: synchronous when every step is', () => {
   })
 })
 
-describe('whenAdmitted: hands an admission on now or later, failures to the error path', () => {
+describe('settle: hands an admission on now or later, failures to the error path', () => {
   const ADMITTED: Admission = Object.freeze({
     ok: true,
     principal: { kind: 'anonymous' } as never,
     allow: undefined,
   })
+  const admissions = () => new Admissions(createAccessPolicy({ tokens: new MemoryTokenStore() }))
 
-  test('a settled admission is handed on synchronously', () => {
-    const next = vi.fn()
+  test('a settled admission is handed on synchronously, with what respond answers', () => {
+    const respond = vi.fn(() => 'answered')
     const fail = vi.fn()
-    whenAdmitted(ADMITTED, next, fail)
-    expect(next).toHaveBeenCalledWith(ADMITTED)
+    expect(admissions().settle({}, ADMITTED, respond, fail)).toBe('answered')
+    expect(respond).toHaveBeenCalledWith(ADMITTED, undefined)
     expect(fail).not.toHaveBeenCalled()
   })
 
   test('a pending admission is handed on when it settles', async () => {
-    const next = vi.fn()
-    whenAdmitted(Promise.resolve(ADMITTED), next, vi.fn())
-    expect(next).not.toHaveBeenCalled()
-    await vi.waitFor(() => expect(next).toHaveBeenCalledWith(ADMITTED))
+    const respond = vi.fn(() => 'answered')
+    const answer = admissions().settle({}, Promise.resolve(ADMITTED), respond, vi.fn())
+    expect(respond).not.toHaveBeenCalled()
+    expect(await answer).toBe('answered')
+    expect(respond).toHaveBeenCalledWith(ADMITTED, undefined)
   })
 
   test.each([
     ['settled', (a: Admission) => a],
     ['pending', (a: Admission) => Promise.resolve(a)],
-  ])('whatever the continuation throws (%s) goes to fail, once', async (_, wrap) => {
+  ])('whatever respond throws (%s) goes to fail, once', async (_, wrap) => {
     const broken = new Error('the response could not be written')
     const fail = vi.fn()
-    whenAdmitted(
-      wrap(ADMITTED),
-      () => {
-        throw broken
-      },
-      fail,
-    )
+    const thrower = () => {
+      throw broken
+    }
+    admissions().settle({}, wrap(ADMITTED), thrower, fail)
     await vi.waitFor(() => expect(fail).toHaveBeenCalledWith(broken))
     expect(fail).toHaveBeenCalledOnce()
+  })
+
+  test('without fail, whatever respond throws escapes: thrown when settled, a rejection when pending', async () => {
+    const broken = new Error('the response could not be written')
+    const thrower = (): string => {
+      throw broken
+    }
+    expect(() => admissions().settle({}, ADMITTED, thrower)).toThrow(broken)
+    await expect(admissions().settle({}, Promise.resolve(ADMITTED), thrower)).rejects.toBe(broken)
   })
 })
 
@@ -362,6 +375,35 @@ describe('admit: what the decision and the hooks are given', () => {
     expect(admission).toMatchObject(expected)
   })
 
+  // A host's own policy object may tell "no address" (`{}`) from an address it was told is unknown:
+  // this one fills in the address of its internal network when the facts name none.
+  test("a client without an address gives a host's own policy facts that name none", async () => {
+    const { policy, request } = await setup()
+    const guard = vi.fn<AccessPolicy['guard']>((principal, operation, resolve, facts) =>
+      policy.guard(principal, operation, resolve, { clientAddress: '10.1.2.3', ...facts }),
+    )
+    const hosted: AccessPolicy = { ...policy, guard }
+    const publicExport = {
+      operation: 'table.read' as const,
+      resolve: () => ({
+        kind: 'dataset' as const,
+        publicLevel: 'data' as const,
+        exportRestrictions: compileExportRestrictions({ allowedIps: ['10.0.0.0/8'] }),
+      }),
+    }
+    const read = () => request({ origin: { clientAddress: undefined, protocol: 'https' } })
+    expect(await admit(hosted, read, publicExport)).toMatchObject({ ok: true, allow: { dataContent: true } })
+    expect(guard.mock.calls[0]![3]).toStrictEqual({})
+    expect(Object.isFrozen(guard.mock.calls[0]![3])).toBe(true)
+    // With an address, the facts carry it, and the host's default does not apply.
+    const outside = () => request({ origin: { clientAddress: '192.0.2.1', protocol: 'https' } })
+    expect(await admit(hosted, outside, publicExport)).toMatchObject({
+      ok: false,
+      decision: { status: 403, code: 'export_restricted' },
+    })
+    expect(guard.mock.calls[1]![3]).toStrictEqual({ clientAddress: '192.0.2.1' })
+  })
+
   test('before the body is parsed, a token in the header is not refused for a body it cannot see', async () => {
     const { policy, request } = await setup()
     const admission = await admit(policy, () => request({ bodyHasAccessToken: BODY_NOT_YET_PARSED }), OPEN)
@@ -376,191 +418,209 @@ describe('admit: what the decision and the hooks are given', () => {
   })
 })
 
-describe('keepAdmission and tellAtEnd: one event per policy and request, with the status sent', () => {
+describe('settle and end: one event per policy and request, with the status sent', () => {
   const event = (status: number, allowed = status < 400): DecisionEvent => ({ allowed, status })
   const principal = { kind: 'anonymous' } as never
+  // An authentication's outcome (no route allow): its principal is for the policy's later steps.
   const allowed = (told?: DecisionEvent): Admission =>
     told === undefined
       ? { ok: true, principal, allow: undefined }
       : { ok: true, principal, allow: undefined, event: told }
+  const metadata = { allowed: true, dataContent: false, operation: 'dataset.metadata' } as never
+  const rows = { allowed: true, dataContent: true, operation: 'table.read' } as never
+  const refused = (
+    told: DecisionEvent,
+    code: 'not_found' | 'insufficient_scope' = 'not_found',
+  ): Admission => ({
+    ok: false,
+    decision: deny(code),
+    event: told,
+  })
 
-  test('a first admission with an event makes an entry for the adapter to tell at the end', async () => {
-    const { policy, events } = await setup()
-    const entries = admittedRequests(policy)
+  // Settled synchronously: answers the record the adapter must now end, if any.
+  const keep = (admissions: Admissions, key: object, admission: Admission) =>
+    admissions.settle(key, admission, (_settled, ending) => ending) as Admitted | undefined
+
+  async function setupRecords() {
+    const fixture = await setup()
+    const records = new WeakMap<object, Admitted>()
+    const admissions = new Admissions(fixture.policy, records)
+    // A step whose answer is still to come: the body reader never answers.
+    const decide = (key: object) => {
+      const read = () => fixture.request({ bodyHasAccessToken: () => new Promise<boolean>(() => {}) })
+      expect(admissions.begin(key, read, undefined)).toBeInstanceOf(Promise)
+    }
+    return { ...fixture, records, admissions, decide }
+  }
+
+  test('a first admission with an event makes a record for the adapter to end', async () => {
+    const { admissions, records, events } = await setupRecords()
     const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), false)
+    const fresh = keep(admissions, request, allowed(event(200)))
     expect(fresh).toEqual({ principal, event: event(200), telling: 'armed' })
-    expect(entries.get(request)).toBe(fresh)
-    tellAtEnd(policy, fresh!, 404)
+    expect(records.get(request)).toBe(fresh)
+    admissions.end(fresh!, 404)
     expect(events).toEqual([{ allowed: true, status: 404 }])
-    tellAtEnd(policy, fresh!, 500)
+    admissions.end(fresh!, 500)
     expect(events).toHaveLength(1)
   })
 
-  test('a later step replaces the event and keeps the entry: the adapter tells once', async () => {
-    const { policy, events } = await setup()
-    const entries = admittedRequests(policy)
+  test('a later step replaces the event and keeps the record: the adapter ends it once', async () => {
+    const { admissions, events } = await setupRecords()
     const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
-    const refused: Admission = { ok: false, decision: deny('not_found'), event: event(404) }
-    expect(keepAdmission(entries, request, refused, false)).toBeUndefined()
+    const fresh = keep(admissions, request, allowed(event(200)))!
+    expect(keep(admissions, request, refused(event(404)))).toBeUndefined()
     expect(fresh).toEqual({ principal, event: event(404), telling: 'armed' })
-    tellAtEnd(policy, fresh, 404)
+    admissions.end(fresh, 404)
     expect(events).toEqual([event(404)])
   })
 
   test("an end that comes while a step decides waits for that step's answer, told at once with its own status", async () => {
-    const { policy, events } = await setup()
-    const entries = admittedRequests(policy)
+    const { admissions, events, decide } = await setupRecords()
     const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
-    deciding(entries.get(request))
-    tellAtEnd(policy, fresh, undefined)
+    const fresh = keep(admissions, request, allowed(event(200)))!
+    decide(request)
+    expect(fresh.telling).toBe('deciding')
+    admissions.end(fresh, undefined)
     expect(events).toEqual([])
-    const refused: Admission = { ok: false, decision: deny('not_found'), event: event(404) }
-    // The response ended meanwhile: the adapter is handed the entry, to tell now.
-    expect(keepAdmission(entries, request, refused, false)).toBe(fresh)
-    tellAtEnd(policy, fresh, undefined)
+    // The response ended meanwhile: the adapter is handed the record, to end now.
+    expect(keep(admissions, request, refused(event(404)))).toBe(fresh)
+    admissions.end(fresh, undefined)
     expect(events).toEqual([event(404)])
   })
 
   test('each step that decides while the response ends is waited for, the last one told', async () => {
-    const { policy, events } = await setup()
-    const entries = admittedRequests(policy)
+    const { admissions, events, decide } = await setupRecords()
     const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
+    const fresh = keep(admissions, request, allowed(event(200)))!
     // A step decided and settled before the end; the next one decides when the client goes.
-    deciding(fresh)
-    expect(keepAdmission(entries, request, allowed(event(200)), true)).toBeUndefined()
-    deciding(fresh)
-    tellAtEnd(policy, fresh, undefined)
+    decide(request)
+    expect(keep(admissions, request, allowed(event(200)))).toBeUndefined()
+    decide(request)
+    admissions.end(fresh, undefined)
     expect(events).toEqual([])
-    const refused: Admission = { ok: false, decision: deny('insufficient_scope'), event: event(403) }
-    expect(keepAdmission(entries, request, refused, false)).toBe(fresh)
-    tellAtEnd(policy, fresh, undefined)
+    expect(keep(admissions, request, refused(event(403), 'insufficient_scope'))).toBe(fresh)
+    admissions.end(fresh, undefined)
     expect(events).toEqual([event(403)])
   })
 
-  test("keepOn: an adapter's own record is armed when it first has an event, once", () => {
-    const record: Admitted = { principal: undefined, event: undefined, telling: undefined }
-    expect(keepOn(record, { ok: true, principal, allow: undefined })).toBeUndefined()
-    expect(record.telling).toBeUndefined()
-    expect(keepOn(record, allowed(event(200)))).toBe(record)
-    expect(record).toMatchObject({ principal, event: event(200), telling: 'armed' })
-    expect(keepOn(record, allowed(event(201)))).toBeUndefined()
-    expect(record.event).toEqual(event(201))
-  })
-
-  test('decidingOn marks the entry only for an admission still to settle; no entry, nothing to mark', async () => {
+  test("records an adapter keeps itself (Fastify's request field): armed when one first has an event, once", async () => {
     const { policy } = await setup()
-    const entries = admittedRequests(policy)
-    const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
-    const settled = allowed(event(200))
-    expect(decidingOn(settled, entries, request)).toBe(settled)
-    expect(fresh.telling).toBe('armed')
-    const pending = Promise.resolve(settled)
-    expect(decidingOn(pending, entries, request)).toBe(pending)
-    expect(fresh.telling).toBe('deciding')
-    expect(() => decidingOn(pending, entries, {})).not.toThrow()
-    expect(() => deciding(undefined)).not.toThrow()
+    const record: Admitted = { principal: undefined, event: undefined, telling: undefined }
+    const set = vi.fn()
+    const admissions = new Admissions(policy, { get: () => record, set })
+    expect(keep(admissions, {}, { ok: true, principal, allow: undefined })).toBeUndefined()
+    expect(record.telling).toBeUndefined()
+    expect(keep(admissions, {}, allowed(event(200)))).toBe(record)
+    expect(record).toMatchObject({ principal, event: event(200), telling: 'armed' })
+    expect(keep(admissions, {}, allowed(event(201)))).toBeUndefined()
+    expect(record.event).toEqual(event(201))
+    expect(set).not.toHaveBeenCalled()
   })
 
-  test('a told entry is never told again, whatever a later step keeps', async () => {
-    const { policy, events } = await setup()
-    const entries = admittedRequests(policy)
+  test('begin marks the record only for an admission still to settle; no record, nothing to mark', async () => {
+    const { admissions, request: read, decide } = await setupRecords()
     const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
-    tellAtEnd(policy, fresh, 200)
-    deciding(fresh)
-    expect(
-      keepAdmission(entries, request, { ok: false, decision: deny('not_found'), event: event(404) }, false),
-    ).toBeUndefined()
-    tellAtEnd(policy, fresh, 404)
+    const fresh = keep(admissions, request, allowed(event(200)))!
+    expect(admissions.begin(request, () => read(), undefined)).not.toBeInstanceOf(Promise)
+    expect(fresh.telling).toBe('armed')
+    decide(request)
+    expect(fresh.telling).toBe('deciding')
+    expect(() => decide({})).not.toThrow()
+  })
+
+  test('a told record is never told again, whatever a later step keeps', async () => {
+    const { admissions, events, decide } = await setupRecords()
+    const request = {}
+    const fresh = keep(admissions, request, allowed(event(200)))!
+    admissions.end(fresh, 200)
+    decide(request)
+    expect(fresh.telling).toBe('told')
+    expect(keep(admissions, request, refused(event(404)))).toBeUndefined()
+    admissions.end(fresh, 404)
     expect(events).toEqual([event(200)])
   })
 
-  test('a step that settles before the end leaves the entry waiting for it, as before', async () => {
-    const { policy, events } = await setup()
-    const entries = admittedRequests(policy)
+  test('a step that settles before the end leaves the record waiting for it, as before', async () => {
+    const { admissions, events, decide } = await setupRecords()
     const request = {}
-    const fresh = keepAdmission(entries, request, allowed(event(200)), true)!
-    deciding(fresh)
-    expect(keepAdmission(entries, request, allowed(event(200)), false)).toBeUndefined()
+    const fresh = keep(admissions, request, allowed(event(200)))!
+    decide(request)
+    expect(keep(admissions, request, allowed(event(200)))).toBeUndefined()
     expect(events).toEqual([])
-    tellAtEnd(policy, fresh, 201)
+    admissions.end(fresh, 201)
     expect(events).toEqual([{ allowed: true, status: 201 }])
   })
 
-  test('a later success replaces the principal; a denial keeps it', () => {
-    const entries = new WeakMap<object, Admitted>()
+  test('a later success replaces the principal; a denial keeps it', async () => {
+    const { admissions, records } = await setupRecords()
+    const silent = new Admissions(createAccessPolicy({ tokens: new MemoryTokenStore() }), records)
     const request = {}
     const other = { kind: 'token', userId: 'bob' } as never
-    keepAdmission(entries, request, allowed(), true)
-    keepAdmission(entries, request, { ok: true, principal: other, allow: undefined }, false)
-    expect(entries.get(request)?.principal).toBe(other)
-    keepAdmission(entries, request, { ok: false, decision: deny('not_found'), principal }, false)
-    expect(entries.get(request)).toEqual({ principal: other, event: undefined })
+    keep(silent, request, allowed())
+    keep(silent, request, { ok: true, principal: other, allow: metadata })
+    expect(admissions.principalOf(request)).toBe(other)
+    keep(silent, request, { ok: false, decision: deny('not_found'), principal })
+    expect(records.get(request)).toEqual({ principal: other, event: undefined })
   })
 
   test.each([
-    ['a principal asked to be kept', allowed(), true, { principal, event: undefined }],
-    ['a principal no later step asks for', allowed(), false, undefined],
+    ['an authenticated principal, for later steps', allowed(), { principal, event: undefined }],
     [
-      'a denial without an event',
-      { ok: false, decision: deny('missing_token') } as Admission,
-      true,
+      "a guard's principal, which no later step asks for",
+      { ok: true, principal, allow: metadata },
       undefined,
     ],
+    ['a denial without an event', { ok: false, decision: deny('missing_token') }, undefined],
     [
       'a denial with an event',
-      { ok: false, decision: deny('missing_token'), event: event(401) } as Admission,
-      false,
+      { ok: false, decision: deny('missing_token'), event: event(401) },
       { principal: undefined, event: event(401), telling: 'armed' },
     ],
-  ])('without an entry, %s', (_name, admission, keepPrincipal, stored) => {
-    const entries = new WeakMap<object, Admitted>()
+  ] as [string, Admission, Admitted | undefined][])('without a record, %s', (_name, admission, stored) => {
+    const records = new WeakMap<object, Admitted>()
+    const admissions = new Admissions(createAccessPolicy({ tokens: new MemoryTokenStore() }), records)
     const request = {}
-    const fresh = keepAdmission(entries, request, admission, keepPrincipal)
-    expect(entries.get(request)).toEqual(stored)
-    expect(fresh).toBe(stored?.event === undefined ? undefined : entries.get(request))
+    const fresh = keep(admissions, request, admission)
+    expect(records.get(request)).toEqual(stored)
+    expect(fresh).toBe(stored?.event === undefined ? undefined : records.get(request))
   })
 
   test("a guard's data-content allow is kept for sendData; a later guard's allow replaces it, a denial does not", () => {
-    const entries = new WeakMap<object, Admitted>()
+    const records = new WeakMap<object, Admitted>()
+    const admissions = new Admissions(createAccessPolicy({ tokens: new MemoryTokenStore() }), records)
     const request = {}
-    const rows = { allowed: true, dataContent: true, operation: 'table.read' } as never
-    const metadata = { allowed: true, dataContent: false, operation: 'dataset.metadata' } as never
-    // No event, no principal to keep: still an entry, for the data-content allow alone.
-    expect(keepAdmission(entries, request, { ok: true, principal, allow: rows }, false)).toBeUndefined()
-    expect(entries.get(request)).toEqual({ principal, event: undefined, allow: rows })
-    keepAdmission(entries, request, { ok: false, decision: deny('not_found'), principal }, false)
-    expect(entries.get(request)?.allow).toBe(rows)
-    keepAdmission(entries, request, { ok: true, principal, allow: undefined }, false)
-    expect(entries.get(request)?.allow).toBe(rows)
-    keepAdmission(entries, request, { ok: true, principal, allow: metadata }, false)
-    expect(entries.get(request)?.allow).toBeUndefined()
-    keepAdmission(entries, request, { ok: true, principal, allow: rows }, false)
-    expect(entries.get(request)?.allow).toBe(rows)
-    // A route whose allow carries no data content needs no entry.
+    // No event, no principal to keep: still a record, for the data-content allow alone.
+    expect(keep(admissions, request, { ok: true, principal, allow: rows })).toBeUndefined()
+    expect(records.get(request)).toEqual({ principal, event: undefined, allow: rows })
+    keep(admissions, request, { ok: false, decision: deny('not_found'), principal })
+    expect(admissions.allowOf(request)).toBe(rows)
+    keep(admissions, request, { ok: true, principal, allow: undefined })
+    expect(admissions.allowOf(request)).toBe(rows)
+    keep(admissions, request, { ok: true, principal, allow: metadata })
+    expect(admissions.allowOf(request)).toBeUndefined()
+    keep(admissions, request, { ok: true, principal, allow: rows })
+    expect(admissions.allowOf(request)).toBe(rows)
+    // A route whose allow carries no data content needs no record.
     const other = {}
-    keepAdmission(entries, other, { ok: true, principal, allow: metadata }, false)
-    expect(entries.get(other)).toBeUndefined()
+    keep(admissions, other, { ok: true, principal, allow: metadata })
+    expect(records.get(other)).toBeUndefined()
+    expect(admissions.principalOf(other)).toBeUndefined()
   })
 
-  test('each policy has its own entries, shared by every adapter instance of that policy', async () => {
+  test('each policy has its own admissions, shared by every adapter instance of that policy', async () => {
     const { policy } = await setup()
     const other = createAccessPolicy({ tokens: new MemoryTokenStore() })
-    expect(admittedRequests(policy)).toBe(admittedRequests(policy))
-    expect(admittedRequests(other)).not.toBe(admittedRequests(policy))
+    expect(admissionsOf(policy)).toBe(admissionsOf(policy))
+    expect(admissionsOf(other)).not.toBe(admissionsOf(policy))
   })
 
-  test('tellAtEnd tells nothing for a policy without a hook, and the very event when the status agrees', async () => {
+  test('end tells nothing for a policy without a hook, and the very event when the status agrees', async () => {
     const { policy, events } = await setup()
     const told = event(200)
-    tellAtEnd(policy, { principal: undefined, event: told }, 200)
+    new Admissions(policy).end({ principal: undefined, event: told }, 200)
     expect(events[0]).toBe(told)
-    const silent = createAccessPolicy({ tokens: new MemoryTokenStore() })
-    expect(() => tellAtEnd(silent, { principal: undefined, event: told }, 200)).not.toThrow()
+    const silent = new Admissions(createAccessPolicy({ tokens: new MemoryTokenStore() }))
+    expect(() => silent.end({ principal: undefined, event: told }, 200)).not.toThrow()
   })
 })
