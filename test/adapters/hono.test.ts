@@ -5,7 +5,14 @@ import { type Context, Hono } from 'hono'
 import type { ConnInfo } from 'hono/conninfo'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from 'vitest'
 import { type AccessEnv, accessControl } from '../../adapters/hono/index.js'
-import { type Allow, ConfigError, createAccessPolicy, type Principal } from '../../src/index.js'
+import {
+  type AccessPolicy,
+  type Allow,
+  ConfigError,
+  compileExportRestrictions,
+  createAccessPolicy,
+  type Principal,
+} from '../../src/index.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import type { TokenStore } from '../../src/tokens/token-store.js'
 import { sendRaw } from './http-client.js'
@@ -185,6 +192,28 @@ describe('Hono adapter: the protocol is the connection’s, not the request targ
 // unknown, and an unknown peer vouches for nothing even under `trustProxy: true`: its forwarding
 // headers neither choose the client address nor make plain HTTP https.
 describe('Hono adapter: a peer without an address', () => {
+  // A host's own policy object that fills in the address of its internal network when the facts
+  // name none: a client without an address must reach it as "no address", not as an unknown one.
+  test("a host's own policy sees facts that name no address, and its default applies", async () => {
+    const tokens = await storeWithToken()
+    const built = createAccessPolicy({ tokens: tokens.store })
+    const policy: AccessPolicy = {
+      ...built,
+      guard: (principal, operation, resolve, facts) =>
+        built.guard(principal, operation, resolve, { clientAddress: '10.1.2.3', ...facts }),
+    }
+    const access = accessControl({ policy, getConnInfo: () => ({ remote: {} }) })
+    const restricted = compileExportRestrictions({ allowedIps: ['10.0.0.0/8'] })
+    const hono = new Hono<AccessEnv>()
+    const publicExport = () =>
+      ({ kind: 'dataset', publicLevel: 'data', exportRestrictions: restricted }) as const
+    hono.get('/rows', access.require('table.read', publicExport), (c) => c.text('rows'))
+    const answer = await hono.request('https://api.example/rows', {
+      headers: { authorization: `Bearer ${tokens.token}` },
+    })
+    expect([answer.status, await answer.text()]).toEqual([200, 'rows'])
+  })
+
   test('its X-Forwarded-For and X-Forwarded-Proto count for nothing, even trusting every peer', async () => {
     const tokens = await storeWithToken()
     const access = accessControl({
