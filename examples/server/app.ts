@@ -2,7 +2,13 @@
  * The framework-neutral application: the data model, the token store and the access policy built
  * from a seed, the pages' sessions, and the route sets every binding mounts.
  */
-import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStore } from '../../src/index.js'
+import {
+  type AccessPolicy,
+  ConfigError,
+  createAccessPolicy,
+  MemoryTokenStore,
+  type TokenStore,
+} from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
@@ -18,6 +24,7 @@ import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
 import type { Seed } from './seed/load.js'
+import { quote } from './seed/messages.js'
 import { loadSeedTokens } from './seed/tokens.js'
 import type { SessionStore } from './web/sessions.js'
 import { signInRoutes } from './web/signin.js'
@@ -115,6 +122,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const web = await createWebContext({
     users: seed.users,
     now,
+    paths: origin.pages,
     ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     ...(options.signInKey === undefined ? {} : { signInKey: options.signInKey }),
   })
@@ -150,6 +158,14 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
           }),
         ]),
   ]
+  const routeSets = [
+    ...described,
+    referenceRoutes(
+      () => described,
+      () => origin.url,
+    ),
+  ]
+  refuseAmbiguousPrefix(origin, routeSets)
   return {
     policy,
     model,
@@ -159,12 +175,30 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     guard,
     origin,
     reportError,
-    routeSets: [
-      ...described,
-      referenceRoutes(
-        () => described,
-        () => origin.url,
-      ),
-    ],
+    routeSets,
+  }
+}
+
+/**
+ * Refuses a `--public-url` path that a route of the server begins with (`https://host/api`): the
+ * front door routes a request under the prefix without it (http/front-door.ts), so such a route
+ * would answer for two paths, and a proxy that strips the prefix would reach the wrong one.
+ *
+ * @throws {ConfigError} naming `--public-url`, the prefix and the route.
+ * @example
+ * refuseAmbiguousPrefix(new PublicOrigin('https://host/dap'), routeSets) // fine
+ */
+export function refuseAmbiguousPrefix(origin: PublicOrigin, routeSets: readonly RouteSet[]): void {
+  const prefix = origin.pathPrefix
+  if (prefix === '') return
+  for (const set of routeSets) {
+    for (const route of set.routes) {
+      if (origin.pages.route(route.path) !== undefined) {
+        throw new ConfigError(
+          ['--public-url'],
+          `path ${quote(prefix)} is also where the server's route ${route.method} ${route.path} begins: choose another path`,
+        )
+      }
+    }
   }
 }

@@ -136,13 +136,12 @@ describe.each(FRAMEWORKS)('Python clients against the reference server on %s, be
     OAUTHLIB_INSECURE_TRANSPORT: '1',
   })
 
-  // The browser's part: the authorization URL names the issuer's public path; the pages are
-  // served by the server itself, whose relative redirects a browser behind the proxy would follow.
+  // The browser's part: the authorization URL names the issuer's public path, and the pages'
+  // forms and redirects stay under it (`/dap/signin`, `/dap/oauth/consent`), through the proxy.
   const approve = async (authorizationUrl: string) => {
     const url = new URL(authorizationUrl)
     expect(url.pathname).toBe(`${PREFIX}/oauth/authorize`)
-    const direct = `${server.url}/oauth/authorize${url.search}`
-    const { callback } = await authorizeThroughPages(new PageAgent(server.url), direct, {
+    const { callback } = await authorizeThroughPages(new PageAgent(url.origin), authorizationUrl, {
       handle: 'bob',
       password: BOB_PASSWORD,
     })

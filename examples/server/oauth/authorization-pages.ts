@@ -23,6 +23,7 @@ import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
 import { messagePage } from '../web/html.js'
 import { safeNext } from '../web/next-path.js'
+import type { PagePaths } from '../web/page-paths.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'
 import { paramsOf } from './oauth-body.js'
@@ -62,8 +63,9 @@ export function consentOwner(session: Session | undefined, request?: ApiRequest)
 }
 
 /** The 503 page when the server holds as many open consent pages as it can. */
-export function consentsFullPage(full: ConsentsFull, session?: Session): RouteResult {
+export function consentsFullPage(paths: PagePaths, full: ConsentsFull, session?: Session): RouteResult {
   return messagePage(
+    paths,
     503,
     'Try again later',
     `Too many consent requests are open on this server. Try again in ${waitInWords(full.retryAfter)}.`,
@@ -75,6 +77,7 @@ export function consentsFullPage(full: ConsentsFull, session?: Session): RouteRe
 /** The consent page of a pending consent, for its signed-in session. */
 export function showConsent(context: OAuthContext, pending: PendingConsent, session: Session): RouteResult {
   return consentPage({
+    paths: context.web.paths,
     pending,
     session,
     offline: pending.client?.offline ?? false,
@@ -95,7 +98,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
   if (!result.ok && result.respond === 'page') {
     if (result.error.error === 'server_error')
       console.error('GET /oauth/authorize failed:', result.error.cause)
-    return authorizationErrorPage(result.error, session)
+    return authorizationErrorPage(web.paths, result.error, session)
   }
   if (!result.ok) return redirect(result.location, 302)
 
@@ -103,7 +106,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
   const client =
     authorization.clientId === undefined ? undefined : context.clients.identify(authorization.clientId)
   if (session === undefined) {
-    const next = safeNext(request.target)
+    const next = safeNext(web.paths.to(request.target), web.paths)
     if (next === undefined) {
       // Sign-in could not come back here: say so to the client rather than lose the request.
       const error = new OAuthError('invalid_request', 'the authorization request is too long')
@@ -117,6 +120,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
       )
     }
     return signInPage({
+      paths: web.paths,
       csrf: web.signInCsrf.issue(request),
       next,
       reason: `Sign in to decide whether ${describeClient(client, 'code').name} may access your account.`,
@@ -127,7 +131,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
     consentOwner(session),
     session.id,
   )
-  if ('full' in pending) return consentsFullPage(pending, session)
+  if ('full' in pending) return consentsFullPage(web.paths, pending, session)
   return showConsent(context, pending, session)
 }
 
@@ -144,13 +148,14 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
   const check = await context.web.checkCsrf(request, form)
   if (!check.ok) return check.result
   const { session } = check
+  const { paths } = context.web
   const decision = single(form, 'decision')
   if (decision !== DECISIONS[0] && decision !== DECISIONS[1]) {
-    return consentGonePage(session, 'Choose “Allow access” or “Deny” on the consent page.')
+    return consentGonePage(paths, session, 'Choose “Allow access” or “Deny” on the consent page.')
   }
   const pending = await context.consents.take(single(form, 'consent'), session.id)
   if (pending === undefined) {
-    return consentGonePage(session, 'This consent page has expired or was already answered.')
+    return consentGonePage(paths, session, 'This consent page has expired or was already answered.')
   }
   const now = context.now()
   if (pending.kind === 'code') {
@@ -182,11 +187,12 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
   })
   if (!outcome.ok) {
     return consentGonePage(
+      paths,
       session,
       outcome.reason === 'already_decided'
         ? 'This device code has already been approved or denied.'
         : 'This device code has expired.',
     )
   }
-  return deviceDonePage(outcome.status, session)
+  return deviceDonePage(paths, outcome.status, session)
 }

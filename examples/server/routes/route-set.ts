@@ -25,7 +25,10 @@ export interface ApiRequest {
   readonly body: () => Promise<Buffer>
   /** The request method, upper-case. */
   readonly method: string
-  /** The raw request target (`/settings/tokens?x=1`), already checked canonical by the front door. */
+  /**
+   * The raw request target (`/settings/tokens?x=1`), already checked canonical by the front door,
+   * without `--public-url`'s path prefix (a route target: hand it to a browser with `web.paths.to`).
+   */
   readonly target: string
   /**
    * Request headers by lower-case name, each its first value (a repeated header is not joined);

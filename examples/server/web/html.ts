@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
+import type { PagePaths } from './page-paths.js'
 
 export { escapeHtml }
 
@@ -67,6 +68,8 @@ export interface SignedInHeader {
 
 /** What {@link renderPage} needs. */
 export interface PageOptions {
+  /** The pages' addresses (page-paths.ts), for the header's links and sign-out form. */
+  readonly paths: PagePaths
   /** The page title, also its `<h1>` unless `heading` says otherwise. Plain text. */
   readonly title: string
   /** The `<h1>` text when it differs from the title. Plain text. */
@@ -104,14 +107,20 @@ function contentSecurityPolicy(scripts: readonly string[]): string {
   ].join('; ')
 }
 
-function headerOf(session: SignedInHeader | undefined): string {
+/** An address of {@link PagePaths.to}, escaped for an attribute. */
+export function pageHref(paths: PagePaths, route: string): string {
+  return escapeHtml(paths.to(route))
+}
+
+function headerOf(paths: PagePaths, session: SignedInHeader | undefined): string {
+  const tokens = pageHref(paths, '/settings/tokens')
   const account =
     session === undefined
-      ? '<a href="/signin">Sign in</a>'
+      ? `<a href="${pageHref(paths, '/signin')}">Sign in</a>`
       : `<span>Signed in as <strong>${escapeHtml(session.handle)}</strong></span>
-      <a href="/settings/tokens">API tokens</a>
-      <form method="post" action="/signout">${csrfField(session)}<button type="submit" class="secondary">Sign out</button></form>`
-  return `<header><div class="bar"><a class="site" href="/settings/tokens">Data access</a>
+      <a href="${tokens}">API tokens</a>
+      <form method="post" action="${pageHref(paths, '/signout')}">${csrfField(session)}<button type="submit" class="secondary">Sign out</button></form>`
+  return `<header><div class="bar"><a class="site" href="${tokens}">Data access</a>
       ${account}</div></header>`
 }
 
@@ -120,7 +129,7 @@ function headerOf(session: SignedInHeader | undefined): string {
  * `Cache-Control: no-store`.
  *
  * @example
- * renderPage({ title: 'Not found', status: 404, body: '<p>No such token.</p>', session })
+ * renderPage({ paths: web.paths, title: 'Not found', status: 404, body: '<p>No such token.</p>', session })
  */
 export function renderPage(options: PageOptions): RouteResult {
   const scripts = options.scripts ?? []
@@ -135,7 +144,7 @@ export function renderPage(options: PageOptions): RouteResult {
 <style>${STYLE}</style>
 </head>
 <body>
-${headerOf(options.session)}
+${headerOf(options.paths, options.session)}
 <main id="main">
 <h1>${escapeHtml(heading)}</h1>
 ${options.body}
@@ -156,9 +165,10 @@ ${scripts.map((source) => `<script>${source}</script>`).join('\n')}
  * A short page saying what went wrong, with a way on: 403 for a failed CSRF check, 404, 429.
  *
  * @example
- * messagePage(404, 'Not found', 'There is no such token.', session)
+ * messagePage(web.paths, 404, 'Not found', 'There is no such token.', session)
  */
 export function messagePage(
+  paths: PagePaths,
   status: number,
   title: string,
   message: string,
@@ -167,9 +177,10 @@ export function messagePage(
 ): RouteResult {
   const back =
     session === undefined
-      ? '<a href="/signin">Go to sign-in</a>'
-      : '<a href="/settings/tokens">Back to API tokens</a>'
+      ? `<a href="${pageHref(paths, '/signin')}">Go to sign-in</a>`
+      : `<a href="${pageHref(paths, '/settings/tokens')}">Back to API tokens</a>`
   return renderPage({
+    paths,
     title,
     status,
     session,

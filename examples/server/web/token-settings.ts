@@ -87,6 +87,7 @@ function pending(receipt: Awaited<ReturnType<TokenStore['update']>>): string {
  */
 export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
   const { web, tokens, maxLifetimeDays } = context
+  const { paths } = web
   const canRotate = typeof tokens.rotate === 'function'
   const pageOptions = { maxLifetimeDays, canRotate }
 
@@ -105,7 +106,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
   }
 
   const notFound = (session: Session): RouteResult =>
-    messagePage(404, 'Not found', 'There is no such token among yours.', session)
+    messagePage(paths, 404, 'Not found', 'There is no such token among yours.', session)
 
   // Signed-in pages: GETs come back here after sign-in; POSTs go to the list, since a form post
   // cannot be replayed.
@@ -138,6 +139,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
   const list: Signed = async (_request, session) => {
     const now = web.now()
     return tokenListPage({
+      paths,
       session,
       tokens: await listed(session.handle),
       revoked: await recentlyRevoked(session.handle, now),
@@ -154,6 +156,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     // The list again, with the form's problems (400).
     const again = async (form: { readonly values: TokenFormValues; readonly errors: FieldErrors }) =>
       tokenListPage({
+        paths,
         session,
         tokens: existing,
         revoked: await recentlyRevoked(session.handle, now),
@@ -193,12 +196,14 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     const { record, value } = created
     await tokens.save(record)
     // The value goes into this one answer and nowhere else: not the session, not a log, not a redirect.
-    return createdTokenPage(session, record, value)
+    return createdTokenPage(paths, session, record, value)
   })
 
   const edit: Signed = async (request, session) => {
     const token = await ownToken(request, session)
-    return token === undefined ? notFound(session) : editTokenPage(session, token, undefined, pageOptions)
+    return token === undefined
+      ? notFound(session)
+      : editTokenPage(paths, session, token, undefined, pageOptions)
   }
 
   const update = form(async (request, session, fields) => {
@@ -206,7 +211,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     if (token === undefined) return notFound(session)
     const read = readTokenChanges(fields, token, await listed(session.handle))
     if (!read.ok) {
-      return editTokenPage(session, token, { values: read.values, errors: read.errors }, pageOptions)
+      return editTokenPage(paths, session, token, { values: read.values, errors: read.errors }, pageOptions)
     }
     let changed = token
     if (read.value.name !== undefined) changed = renameToken(changed, read.value.name)
@@ -216,30 +221,30 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       session.id,
       `Saved “${changed.name}”: scopes ${changed.scopes.join(', ')}${pending(receipt)}.`,
     )
-    return redirect(TOKENS_PATH)
+    return redirect(paths.to(TOKENS_PATH))
   })
 
   const confirmRevoke: Signed = async (request, session) => {
     const token = await ownToken(request, session)
-    return token === undefined ? notFound(session) : revokeConfirmPage(session, token)
+    return token === undefined ? notFound(session) : revokeConfirmPage(paths, session, token)
   }
 
   const revoke = form(async (request, session, fields) => {
     const token = await ownToken(request, session)
     if (token === undefined) return notFound(session)
-    if (fields.get('confirm') !== 'yes') return revokeConfirmPage(session, token)
+    if (fields.get('confirm') !== 'yes') return revokeConfirmPage(paths, session, token)
     const receipt = await tokens.update(revokeToken(token, web.now()))
     await web.sessions.setNotice(
       session.id,
       `Revoked “${token.name}”${pending(receipt)}. Requests with it are refused from now on.`,
     )
-    return redirect(TOKENS_PATH)
+    return redirect(paths.to(TOKENS_PATH))
   })
 
   const confirmRegenerate: Signed = async (request, session) => {
     const token = await ownToken(request, session)
     if (token === undefined || !canRotate) return notFound(session)
-    return regenerateConfirmPage(session, token, web.now())
+    return regenerateConfirmPage(paths, session, token, web.now())
   }
 
   const regenerate = form(async (request, session, fields) => {
@@ -250,6 +255,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     const overlap = choice.length === 1 ? OVERLAPS.find((each) => each.value === choice[0]) : undefined
     if (overlap === undefined) {
       return regenerateConfirmPage(
+        paths,
         session,
         token,
         now,
@@ -266,6 +272,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     } catch (error) {
       if (error instanceof TokenLifetimeError) {
         return messagePage(
+          paths,
           409,
           'Cannot regenerate',
           `${error.message}. This token would outlive the cap: create a new token instead.`,
@@ -274,6 +281,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       }
       if (error instanceof InvalidArgumentError) {
         return messagePage(
+          paths,
           409,
           'Cannot regenerate',
           'This token has expired: create a new token instead.',
@@ -286,6 +294,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
         const current = await tokens.findById(token.id)
         if (current !== undefined && (current.hash !== token.hash || current.revokedAt !== undefined)) {
           return messagePage(
+            paths,
             409,
             'Cannot regenerate',
             'The token changed meanwhile. Reload the list and try again.',
@@ -296,7 +305,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       throw error
     }
     // As at creation: the value goes into this one answer and nowhere else.
-    return createdTokenPage(session, rotated.record, rotated.value, { regeneratedAt: now })
+    return createdTokenPage(paths, session, rotated.record, rotated.value, { regeneratedAt: now })
   })
 
   const routes: Route[] = [
@@ -310,5 +319,5 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     { method: 'POST', path: `${TOKENS_PATH}/:id/regenerate`, handle: regenerate },
   ]
   // New token values and session cookies never cross a network in the clear.
-  return { name: 'token-settings', routes: routes.map(httpsOnly) }
+  return { name: 'token-settings', routes: routes.map(httpsOnly(paths)) }
 }
