@@ -63,7 +63,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
     const metadataUrl = `${origin()}/.well-known/oauth-protected-resource/api/v1`
     expect(denied.status).toBe(401)
     expect(denied.headers.get('www-authenticate')).toBe(
-      `Bearer realm="data-api", resource_metadata="${metadataUrl}"`,
+      `Bearer realm="data-api", scope="data.overview", resource_metadata="${metadataUrl}"`,
     )
     const metadata = await fetch(metadataUrl)
     expect(await metadata.json()).toEqual({
@@ -215,7 +215,7 @@ describe.each(FRAMEWORKS)(
       const denied = await fetch(`${server.url}${API_PATH}`)
       await denied.arrayBuffer()
       expect(denied.headers.get('www-authenticate')).toBe(
-        'Bearer realm="data-api", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
+        'Bearer realm="data-api", scope="data.overview", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
       )
     })
   },
