@@ -25,6 +25,8 @@ export {
   type DenyStatus,
   deny,
   type ExportLimits,
+  MAX_RETRY_AFTER_SECONDS,
+  rateLimited,
   STATUS_MESSAGES,
 } from './decisions/decision.js'
 export {
@@ -71,6 +73,7 @@ export {
   ScopeError,
   TokenFormatError,
   TokenLifetimeError,
+  TokenLookupLimitError,
   TokenStoreError,
 } from './errors.js'
 export {

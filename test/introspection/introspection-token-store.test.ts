@@ -82,6 +82,16 @@ describe('IntrospectionTokenStore options', () => {
     [{ cacheTtlMs: -1 }, 'options.cacheTtlMs'],
     [{ maxEntries: 0 }, 'options.maxEntries'],
     [{ timeoutMs: 0 }, 'options.timeoutMs'],
+    [{ inactiveTtlMs: 600_001 }, 'options.inactiveTtlMs'],
+    [{ inactiveTtlMs: -1 }, 'options.inactiveTtlMs'],
+    [{ maxInactiveEntries: 0 }, 'options.maxInactiveEntries'],
+    [{ missesPerNetwork: 0 }, 'options.missesPerNetwork'],
+    [{ missesPerNetwork: 1.5 }, 'options.missesPerNetwork'],
+    [{ missesTotal: 0 }, 'options.missesTotal'],
+    [{ missesPerNetwork: 50, missesTotal: 40 }, 'options.missesTotal: must be at least missesPerNetwork'],
+    [{ missWindowMs: 999 }, 'options.missWindowMs'],
+    [{ missWindowMs: 3_600_001 }, 'options.missWindowMs'],
+    [{ maxNetworks: 0 }, 'options.maxNetworks'],
     [{ extra: 1 }, 'options: unknown key "extra"'],
   ])('%j is refused naming %s', (bad, name) => {
     const options = { endpoint: ENDPOINT, clientId: 'rs', clientSecret: 's', ...bad }
@@ -169,6 +179,11 @@ describe('answers', () => {
     ['a trailing space after the scopes', () => json({ ...ACTIVE, scope: 'public data.data ' })],
     ['a network error', () => Promise.reject(new TypeError('fetch failed'))],
     ['an array', () => json([ACTIVE])],
+    ['an aud that is not a resource identifier', () => json({ ...ACTIVE, aud: 'reports' })],
+    ['an aud with a fragment', () => json({ ...ACTIVE, aud: ['https://rs.example/api#x'] })],
+    ['an empty aud array', () => json({ ...ACTIVE, aud: [] })],
+    ['an aud that is a number', () => json({ ...ACTIVE, aud: 7 })],
+    ['an aud array holding a number', () => json({ ...ACTIVE, aud: ['https://rs.example/api', 7] })],
   ])('%s is a 503 reported to onError, never an allow, and never cached', async (_name, respond) => {
     const { check, errors, calls } = setup(respond)
     const value = generateTokenValue('oauth')
