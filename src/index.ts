@@ -139,4 +139,4 @@ export {
   tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
-export type { TokenStore, TokenWriteReceipt } from './tokens/token-store.js'
+export type { TokenLookupContext, TokenStore, TokenWriteReceipt } from './tokens/token-store.js'
