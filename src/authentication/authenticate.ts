@@ -7,7 +7,7 @@ import { isAudienceOf } from '../tokens/audience.js'
 import { isWellFormedTokenAt, isWellFormedTokenValue } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, tokenStatusOfHash } from '../tokens/token-record.js'
-import type { TokenStore } from '../tokens/token-store.js'
+import type { TokenLookupContext, TokenStore } from '../tokens/token-store.js'
 import { parseBearerHeader } from './bearer.js'
 import { withDeadline } from './deadline.js'
 
@@ -205,6 +205,9 @@ function authenticate(
   return lookUp(token, options, input.clientAddress)
 }
 
+// What a store that looks tokens up by value is told of a request without a known client address.
+const NO_CONTEXT: TokenLookupContext = Object.freeze({})
+
 function lookUp(
   token: string,
   options: AuthenticateOptions,
@@ -219,7 +222,7 @@ function lookUp(
     found =
       store.findByValue === undefined
         ? store.findByHash(hash)
-        : store.findByValue(token, clientAddress === undefined ? {} : { clientAddress })
+        : store.findByValue(token, clientAddress === undefined ? NO_CONTEXT : { clientAddress })
   } catch (error) {
     return storeFailure(options, error)
   }

@@ -270,11 +270,25 @@ describe('the cache', () => {
   })
 })
 
+describe('findByHash', () => {
+  test('answers a fresh active answer, and refuses once it is stale (the value is needed to ask)', async () => {
+    const { tokens, advance } = setup(() => json(ACTIVE))
+    const value = generateTokenValue('oauth')
+    const record = await tokens.findByValue(value)
+    expect(tokens.findByHash(record!.hash)).toBe(record)
+    advance(5000)
+    expect(() => tokens.findByHash(record!.hash)).toThrow('by value')
+  })
+})
+
 describe('the rest of TokenStore', () => {
   test('writes and listings reject (the issuer manages tokens); touch does nothing', async () => {
     const { tokens } = setup(() => json(ACTIVE))
     await expect(tokens.findById('x')).rejects.toThrow('read-only')
     await expect(tokens.listByOwner('alice')).rejects.toThrow('read-only')
+    const record = (await tokens.findByValue(generateTokenValue('oauth')))!
+    await expect(tokens.save(record)).rejects.toThrow('read-only')
+    await expect(tokens.update(record)).rejects.toThrow('read-only')
     await expect(tokens.touch('x', NOW)).resolves.toBeUndefined()
     expect(() => tokens.findByHash('0'.repeat(64))).toThrow('by value')
   })
