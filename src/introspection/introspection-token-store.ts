@@ -34,7 +34,9 @@ export interface IntrospectionTokenStoreOptions {
   /**
    * How long an inactive answer is remembered, in ms, so that the same made-up or revoked token is
    * not asked again. Default 60000; 0 remembers none; at most 600000. A token value is random: it
-   * never becomes active after an inactive answer, so only the memory costs.
+   * does not become active after an inactive answer, unless an issuer answers before its own write
+   * of a new token is visible to it (a lagging replica), which would refuse that token here for as
+   * long.
    */
   readonly inactiveTtlMs?: number
   /**
