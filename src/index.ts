@@ -25,6 +25,8 @@ export {
   type DenyStatus,
   deny,
   type ExportLimits,
+  MAX_RETRY_AFTER_SECONDS,
+  rateLimited,
   STATUS_MESSAGES,
 } from './decisions/decision.js'
 export {
@@ -71,6 +73,7 @@ export {
   ScopeError,
   TokenFormatError,
   TokenLifetimeError,
+  TokenLookupLimitError,
   TokenStoreError,
 } from './errors.js'
 export {
@@ -136,4 +139,4 @@ export {
   tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
-export type { TokenStore, TokenWriteReceipt } from './tokens/token-store.js'
+export type { TokenLookupContext, TokenStore, TokenWriteReceipt } from './tokens/token-store.js'

@@ -262,7 +262,11 @@ describe.each(FRAMEWORKS)('introspection has a budget of its own on %s', (framew
   beforeAll(async () => {
     server = await start({
       framework,
-      limits: { token: { max: 1, windowMs: 60_000 }, introspection: { max: 3, windowMs: 60_000 } },
+      limits: {
+        token: { max: 1, windowMs: 60_000 },
+        introspection: { max: 3, windowMs: 60_000 },
+        introspectionInactive: { max: 3, windowMs: 60_000 },
+      },
     })
   })
 
@@ -274,11 +278,40 @@ describe.each(FRAMEWORKS)('introspection has a budget of its own on %s', (framew
     // That limit is now spent: a caller without credentials, or with a wrong secret, is over it.
     expectLimited(await introspect())
     expectLimited(await introspect({ authorization: basic('rs', 'wrong') }))
-    // The proven resource server goes on, up to its own limit.
+    // The proven resource server goes on, up to its own limit (for inactive answers, here).
     for (let i = 0; i < 3; i++) expect((await introspect(RS_AUTH)).status).toBe(200)
     expectLimited(await introspect(RS_AUTH))
   })
 })
+
+describe.each(FRAMEWORKS)(
+  "a resource server relaying junk spends its junk budget, not its users' on %s",
+  (framework) => {
+    let server: StartedServer
+    beforeAll(async () => {
+      server = await start({
+        framework,
+        limits: {
+          introspection: { max: 4, windowMs: 60_000 },
+          introspectionInactive: { max: 2, windowMs: 60_000 },
+        },
+      })
+    })
+
+    test('inactive answers are counted apart from active ones', async () => {
+      const { access_token: real } = await cliTokens(server.url, 'data.metadata')
+      const introspect = (token: string) => postForm(`${server.url}/oauth/introspect`, { token }, RS_AUTH)
+      // The first call proves the secret (counted as the token endpoint's).
+      expect((await introspect(real)).body).toMatchObject({ active: true })
+      for (let i = 0; i < 2; i++) expect((await introspect(`junk${i}`)).body).toEqual({ active: false })
+      expectLimited(await introspect('junk2'))
+      expectLimited(await introspect('junk3'))
+      // Junk spent its own budget only: the real token is answered up to the active budget.
+      for (let i = 0; i < 4; i++) expect((await introspect(real)).body).toMatchObject({ active: true })
+      expectLimited(await introspect(real))
+    })
+  },
+)
 
 function expectLimited(answer: { status: number; body: unknown }) {
   expect(answer.status).toBe(429)

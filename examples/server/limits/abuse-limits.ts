@@ -34,8 +34,16 @@ export interface AbuseLimits {
    * `POST /oauth/introspect` by a resource server whose secret was proven within the last minutes
    * (oauth/client-registry.ts), per network: it asks for every token its cache does not hold, so it
    * gets a budget of its own, larger than a client's. Any other introspection counts as `token`.
+   * Only its active answers stay counted here: an inactive one is moved to
+   * {@link AbuseLimits.introspectionInactive}.
    */
   readonly introspection: Limit
+  /**
+   * Inactive answers to a proven resource server, per network: what it relays of made-up or
+   * revoked tokens spends this budget, never the one that serves its users' real tokens. Over it,
+   * the answer is withheld (429).
+   */
+  readonly introspectionInactive: Limit
   /** User codes entered on `POST /device`, right or wrong, per network. */
   readonly userCodeEntry: Limit
   /** `POST /signin` attempts, per network. */
@@ -66,6 +74,8 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   token: { max: 300, windowMs: MINUTE },
   // A token in steady use costs a resource server about 12 a minute (a 5 s cache): ~250 tokens.
   introspection: { max: 3000, windowMs: MINUTE },
+  // Twice what an IntrospectionTokenStore passes on at most by default (300 misses a minute).
+  introspectionInactive: { max: 600, windowMs: MINUTE },
   userCodeEntry: { max: 50, windowMs: 15 * MINUTE },
   signIn: { max: 100, windowMs: 15 * MINUTE },
   signInHandle: { max: 5, windowMs: 15 * MINUTE },
