@@ -19,6 +19,7 @@ import { renderPage } from './html.js'
 import type { Session } from './sessions.js'
 import {
   defaultLifetime,
+  expiryDateBounds,
   type FieldErrors,
   lifetimeChoices,
   type TokenField,
@@ -85,7 +86,10 @@ function lifetimeField(
   values: TokenFormValues,
   errors: FieldErrors,
   maxLifetimeDays: number | undefined,
+  now: number,
 ): string {
+  const bounds = expiryDateBounds(now, maxLifetimeDays)
+  const range = ` min="${bounds.min}"${bounds.max === undefined ? '' : ` max="${bounds.max}"`}`
   const chosen = values.lifetime === '' ? defaultLifetime(maxLifetimeDays) : values.lifetime
   const options = lifetimeChoices(maxLifetimeDays)
     .map((choice) => {
@@ -106,7 +110,7 @@ function lifetimeField(
   <div class="field">
     <label for="new-expiresAt">Custom date</label>
     ${fieldError(errors, 'expiresAt')}
-    <input type="date" id="new-expiresAt" name="expiresAt" value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
+    <input type="date" id="new-expiresAt" name="expiresAt"${range} value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
     <p class="hint" id="new-expiresAt-hint">With “Custom date”: the token stops working at 00:00 UTC on this date.</p>
   </div>`
 }
@@ -263,7 +267,7 @@ ${errorSummary(errors)}
   ${csrfField(session)}
   ${nameField('new', values.name, errors)}
   ${scopeFields('new', values.scopes, errors)}
-  ${lifetimeField(values, errors, options.maxLifetimeDays)}
+  ${lifetimeField(values, errors, options.maxLifetimeDays, options.now)}
   <button type="submit">Create token</button>
 </form>`
   return renderPage({
