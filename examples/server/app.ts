@@ -89,6 +89,8 @@ export interface CreateAppOptions {
   readonly publicUrl?: string | undefined
   /** `--max-token-lifetime`, in days; absent: no cap. */
   readonly maxTokenLifetimeDays?: number | undefined
+  /** `--max-live-tokens`: live API tokens one user may hold; absent: the default, 100. */
+  readonly maxLiveTokens?: number | undefined
   /** `--secret-scanning-keys`, read; absent: no leak endpoint. */
   readonly secretScanningKeys?: SecretScanningKeys | undefined
   /** Where seen leak reports are remembered; in memory by default. */
@@ -112,6 +114,8 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     tokens,
     realm: REALM,
     now,
+    // The network beside a token's last use is the one the limits count the client in.
+    ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
     // RFC 9728: every 401 points a client to the API's metadata, and from there to the issuer. The
     // origin may be known only once the server listens, which is before any request is answered:
     // the URL is made on the first 401, not parsed again on each.
@@ -135,7 +139,13 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const described: RouteSet[] = [
     apiRoutes({ model, policy }),
     signInRoutes(web, guard),
-    tokenSettingsRoutes({ web, tokens, maxLifetimeDays: options.maxTokenLifetimeDays }),
+    tokenSettingsRoutes({
+      web,
+      tokens,
+      guard,
+      maxLifetimeDays: options.maxTokenLifetimeDays,
+      maxLiveTokens: options.maxLiveTokens,
+    }),
     oauthRoutes({
       clients: seed.clients,
       tokens,

@@ -47,6 +47,8 @@ export interface AuthenticateOptions {
   readonly resource?: () => string | undefined
   /** How long after a recorded use a token's `lastUsedAt` is written again. */
   readonly touchIntervalMs?: number
+  /** The length of the IPv6 network recorded beside a token's last use; 64 by default. */
+  readonly ipv6Prefix?: number
   /**
    * Told of every failure behind a 503 (the very value thrown or rejected), and of background
    * `touch` failures that change no answer: `store` for the token store, `adapter` for anything else.
@@ -304,7 +306,7 @@ function touch(
   touched.set(record.id, now)
   const report = (error: unknown) => options.onError?.(error, 'store')
   try {
-    const network = networkOfAddress(clientAddress)
+    const network = networkOfAddress(clientAddress, options.ipv6Prefix)
     const write =
       network === undefined
         ? options.tokens.touch(record.id, now)

@@ -9,7 +9,12 @@
  */
 
 import { deny, TokenStoreError } from '../../../src/index.js'
-import { BodyReadTimeoutError, BodyTooLargeError, parameterBodyTooLarge } from '../request/body.js'
+import {
+  BodyReadTimeoutError,
+  BodyTooLargeError,
+  LargeBodyRefusedError,
+  parameterBodyTooLarge,
+} from '../request/body.js'
 import { bodyReadTimeout, bodyTooLarge, denial, internalError } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
 import { MAX_BODY_BYTES } from '../routes/route-set.js'
@@ -33,6 +38,8 @@ export async function runRoute(route: Route, request: ApiRequest, report: ErrorR
   } catch (error) {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
     if (error instanceof BodyReadTimeoutError) return bodyReadTimeout(error.deadlineMs)
+    // A route that refused the body past the default cap and did not say how: the default cap's 413.
+    if (error instanceof LargeBodyRefusedError) return bodyTooLarge(MAX_BODY_BYTES)
     const where = `${route.method} ${route.path}`
     if (error instanceof TokenStoreError) {
       report(error, where)

@@ -36,7 +36,7 @@ import {
   describeClient,
   deviceDonePage,
 } from './oauth-pages.js'
-import type { ConsentsFull, PendingConsent } from './pending-consents.js'
+import { type ConsentsFull, MAX_PENDING_CONSENTS_PER_GRANT, type PendingConsent } from './pending-consents.js'
 
 function single(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name)
@@ -62,15 +62,31 @@ export function consentOwner(session: Session | undefined, request?: ApiRequest)
   return `browser:${createHash('sha256').update(cookie).digest('hex')}`
 }
 
-/** The 503 page when the server holds as many open consent pages as it can. */
+/**
+ * The page when no consent page can be opened: 429 when the device grant already has its
+ * {@link MAX_PENDING_CONSENTS_PER_GRANT} pages open, 503 when the server holds as many as it can.
+ */
 export function consentsFullPage(paths: PagePaths, full: ConsentsFull, session?: Session): RouteResult {
+  const retry = { 'retry-after': String(full.retryAfter) }
+  if (full.reason === 'grant') {
+    return messagePage(
+      paths,
+      429,
+      'Code already in use',
+      `This code was already entered in ${MAX_PENDING_CONSENTS_PER_GRANT} other browsers, which are waiting for an answer. ` +
+        `Finish in one of them, or try again in ${waitInWords(full.retryAfter)}. If you did not enter it there, ` +
+        'deny the request on your device and start again.',
+      session,
+      retry,
+    )
+  }
   return messagePage(
     paths,
     503,
     'Try again later',
     `Too many consent requests are open on this server. Try again in ${waitInWords(full.retryAfter)}.`,
     session,
-    { 'retry-after': String(full.retryAfter) },
+    retry,
   )
 }
 

@@ -58,6 +58,19 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
 .secret input { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-width: 34rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .row { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
+td, th, p, li, .hint { overflow-wrap: anywhere; }
+@media (max-width: 48rem) {
+  main { width: 100%; margin: 0; padding: 1rem; border: none; border-radius: 0; }
+  header .bar { padding: .5rem 1rem; }
+  table.stack, table.stack tbody, table.stack tr, table.stack th, table.stack td { display: block; width: 100%; }
+  table.stack caption { display: block; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.stack tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 .75rem; padding: .25rem 0; }
+  table.stack th, table.stack td { border: none; padding: .3rem .75rem; }
+  table.stack td[data-label]::before { content: attr(data-label); display: block; font-size: .8rem; font-weight: 600; color: var(--muted); }
+  table.stack th[scope=row] { font-size: 1.05rem; }
+  td .actions { gap: .75rem 1rem; }
+}
 `
 
 /** Who is signed in, for the page header. */

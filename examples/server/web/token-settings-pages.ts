@@ -20,6 +20,7 @@ import type { PagePaths } from './page-paths.js'
 import type { Session } from './sessions.js'
 import {
   defaultLifetime,
+  expiryDateBounds,
   type FieldErrors,
   lifetimeChoices,
   type TokenField,
@@ -86,7 +87,10 @@ function lifetimeField(
   values: TokenFormValues,
   errors: FieldErrors,
   maxLifetimeDays: number | undefined,
+  now: number,
 ): string {
+  const bounds = expiryDateBounds(now, maxLifetimeDays)
+  const range = ` min="${bounds.min}"${bounds.max === undefined ? '' : ` max="${bounds.max}"`}`
   const chosen = values.lifetime === '' ? defaultLifetime(maxLifetimeDays) : values.lifetime
   const options = lifetimeChoices(maxLifetimeDays)
     .map((choice) => {
@@ -107,7 +111,7 @@ function lifetimeField(
   <div class="field">
     <label for="new-expiresAt">Custom date</label>
     ${fieldError(errors, 'expiresAt')}
-    <input type="date" id="new-expiresAt" name="expiresAt" value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
+    <input type="date" id="new-expiresAt" name="expiresAt"${range} value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
     <p class="hint" id="new-expiresAt-hint">With “Custom date”: the token stops working at 00:00 UTC on this date.</p>
   </div>`
 }
@@ -185,13 +189,13 @@ function revokedRows(revoked: readonly TokenRecord[]): string {
   const rows = revoked.map(
     (token) => `<tr>
       <th scope="row"><s>${escapeHtml(token.name)}</s></th>
-      <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
-      <td>${formatInstant(token.revokedAt!)}</td>
-      <td>${token.revokedReason === undefined ? 'revoked' : `revoked: ${escapeHtml(token.revokedReason)}`}</td>
+      <td data-label="Hint"><code class="nowrap">${escapeHtml(token.hint)}</code></td>
+      <td data-label="Revoked">${formatInstant(token.revokedAt!)}</td>
+      <td data-label="Reason">${token.revokedReason === undefined ? 'revoked' : `revoked: ${escapeHtml(token.revokedReason)}`}</td>
     </tr>`,
   )
   return `<h2 id="revoked">Recently revoked</h2>
-<table>
+<table class="stack">
   <caption>Tokens revoked in the last 30 days, and why. Requests with them are refused.</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Hint</th><th scope="col">Revoked</th><th scope="col">Reason</th></tr></thead>
   <tbody>${rows.join('\n')}</tbody>
@@ -224,11 +228,11 @@ function tokenRows(
     const name = escapeHtml(token.name)
     return `<tr>
       <th scope="row">${name}</th>
-      <td>${scopeList(token.scopes)}</td>
-      <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
-      <td>${formatInstant(token.createdAt)}</td>
-      <td>${lastUsedCell(token)}</td>
-      <td>${expiryCell(token, now)}</td>
+      <td data-label="Scopes">${scopeList(token.scopes)}</td>
+      <td data-label="Hint"><code class="nowrap">${escapeHtml(token.hint)}</code></td>
+      <td data-label="Created">${formatInstant(token.createdAt)}</td>
+      <td data-label="Last used">${lastUsedCell(token)}</td>
+      <td data-label="Expires">${expiryCell(token, now)}</td>
       <td><div class="actions">
         <a href="${pageHref(paths, tokenPath(token))}">Edit<span class="visually-hidden"> ${name}</span></a>
         ${canRotate ? regenerateLink(paths, token, name, now) : ''}
@@ -238,7 +242,7 @@ function tokenRows(
       </div></td>
     </tr>`
   })
-  return `<table>
+  return `<table class="stack">
     <caption>Your API tokens. Values are never shown again after creation; the hint is the prefix and the last four characters.</caption>
     <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Hint</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
     <tbody>${rows.join('\n')}</tbody>
@@ -267,7 +271,7 @@ ${errorSummary(errors)}
   ${csrfField(session)}
   ${nameField('new', values.name, errors)}
   ${scopeFields('new', values.scopes, errors)}
-  ${lifetimeField(values, errors, options.maxLifetimeDays)}
+  ${lifetimeField(values, errors, options.maxLifetimeDays, options.now)}
   <button type="submit">Create token</button>
 </form>`
   return renderPage({

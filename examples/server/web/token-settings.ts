@@ -22,6 +22,11 @@
  * rotate (`TokenStore.rotate`); it is refused (409) for an expired token, and under the cap for one
  * whose new value would outlive the cap.
  *
+ * Every change is limited per network and per signed-in user (limits/abuse-limits.ts:
+ * `settingsWrites`, `settingsWritesPerUser`): past a limit the POST changes nothing and answers 429
+ * with `Retry-After` and a page saying how long to wait. A user holds at most `--max-live-tokens`
+ * live API tokens (100 by default); creating one more is refused with a message naming the bound.
+ *
  * Every POST carries `csrf_token` (else 403). Signed out: a 303 to sign-in. A token that is not the
  * user's own unrevoked API token — another user's, an OAuth token, a revoked or unknown id — is 404.
  * Over plain HTTP from another machine every route is the 403 page of https-only.ts, signed in or not.
@@ -39,11 +44,13 @@ import {
   type TokenStore,
   TokenStoreError,
 } from '../../../src/index.js'
+import { type AbuseGuard, DEFAULT_MAX_LIVE_TOKENS, waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { messagePage } from './html.js'
 import { httpsOnly } from './https-only.js'
+import type { PagePaths } from './page-paths.js'
 import type { Session } from './sessions.js'
 import { type FieldErrors, readNewToken, readTokenChanges, type TokenFormValues } from './token-form.js'
 import {
@@ -63,15 +70,44 @@ export interface TokenSettingsContext {
   readonly tokens: TokenStore
   /** `--max-token-lifetime`, in days; absent: no cap. */
   readonly maxLifetimeDays?: number | undefined
+  /** `--max-live-tokens`: live API tokens one user may hold; {@link DEFAULT_MAX_LIVE_TOKENS} by default. */
+  readonly maxLiveTokens?: number | undefined
+  /**
+   * Counts every change (create, rename, rescope, regenerate, revoke) per network and per user;
+   * absent: unlimited (tests of other things).
+   */
+  readonly guard?: AbuseGuard | undefined
 }
 
 // How long the list keeps showing a revoked token, with the reason: long enough to notice.
 const REVOKED_SHOWN_MS = 30 * 86_400_000
 
-/** Unrevoked API tokens a user may hold at once; past it, creating one asks to revoke one first. */
-export const MAX_TOKENS_PER_USER = 100
-
 type Signed = (request: ApiRequest, session: Session) => Promise<RouteResult>
+
+/**
+ * The 429 page of a change over a limit, or undefined to go on. The network's count comes first, so
+ * that a network already refused creates no key for its users.
+ */
+async function overLimit(
+  paths: PagePaths,
+  guard: AbuseGuard | undefined,
+  request: ApiRequest,
+  session: Session,
+): Promise<RouteResult | undefined> {
+  if (guard === undefined) return undefined
+  const network = await guard.hit('settingsWrites', request.clientAddress)
+  const user = network.ok ? await guard.hitShared('settingsWritesPerUser', session.handle) : network
+  if (user.ok) return undefined
+  const who = network.ok ? 'by your account' : 'from your network'
+  return messagePage(
+    paths,
+    429,
+    'Too many changes',
+    `Too many changes to API tokens were made ${who} in the last minutes. Nothing was changed. Try again in ${waitInWords(user.retryAfter)}.`,
+    session,
+    { 'retry-after': String(user.retryAfter) },
+  )
+}
 
 // A change that took effect but that the store's replicas have not confirmed yet (a Redis Cluster
 // shard that lost its replica in a failover): done, and said to be pending, never a failure.
@@ -86,8 +122,9 @@ function pending(receipt: Awaited<ReturnType<TokenStore['update']>>): string {
  * const routes = tokenSettingsRoutes({ web: app.web, tokens: app.tokens })
  */
 export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
-  const { web, tokens, maxLifetimeDays } = context
+  const { web, tokens, maxLifetimeDays, guard } = context
   const { paths } = web
+  const maxLive = context.maxLiveTokens ?? DEFAULT_MAX_LIVE_TOKENS
   const canRotate = typeof tokens.rotate === 'function'
   const pageOptions = { maxLifetimeDays, canRotate }
 
@@ -117,14 +154,17 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       return check.ok ? handler(request, check.session) : check.result
     }
 
-  // Signed-in forms: the CSRF token is checked before anything else is looked at.
+  // Signed-in forms: the CSRF token is checked before anything else is looked at, then the limits
+  // on changes, before the store is read or written.
   const form = (
     handler: (request: ApiRequest, session: Session, form: URLSearchParams) => Promise<RouteResult>,
   ) =>
     page(async (request) => {
       const fields = await readForm(request)
       const check = await web.checkCsrf(request, fields)
-      return check.ok ? handler(request, check.session, fields) : check.result
+      if (!check.ok) return check.result
+      const limited = await overLimit(paths, guard, request, check.session)
+      return limited ?? handler(request, check.session, fields)
     })
 
   // API tokens revoked in the last 30 days, newest first, for the list to say why.
@@ -169,9 +209,12 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       lifetime: fields.get('lifetime') ?? '',
       expiresAt: fields.get('expiresAt') ?? '',
     }
-    if (!read.ok || existing.length >= MAX_TOKENS_PER_USER) {
+    const live = existing.filter((token) => token.expiresAt === undefined || now < token.expiresAt).length
+    if (!read.ok || live >= maxLive) {
       const errors = read.ok
-        ? { name: `Name: you have ${MAX_TOKENS_PER_USER} tokens; revoke one before creating another.` }
+        ? {
+            name: `Name: you have ${live} live tokens, and one account may hold at most ${maxLive}; revoke one before creating another.`,
+          }
         : read.errors
       const values = read.ok ? { ...typed, name: read.value.name, scopes: read.value.scopes } : read.values
       return again({ values, errors })
