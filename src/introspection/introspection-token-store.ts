@@ -63,6 +63,8 @@ const activeSchema = z.object({
   exp: secondsSchema.optional(),
   iat: secondsSchema.optional(),
   jti: z.string().optional(),
+  // RFC 7662 §2.2 / RFC 7519 §4.1.3: one resource as a string, several as an array.
+  aud: z.union([z.string(), z.array(z.string())]).optional(),
 })
 const answerSchema = z.union([z.object({ active: z.literal(false) }), activeSchema])
 
@@ -242,6 +244,7 @@ function recordOf(answer: unknown, value: string, hash: string, now: number): To
       createdAt: body.iat === undefined ? now : body.iat * 1000,
       ...(body.exp !== undefined && { expiresAt: body.exp * 1000 }),
       ...(kind === 'oauth' && body.client_id !== undefined && { clientId: body.client_id }),
+      ...(body.aud !== undefined && { audience: typeof body.aud === 'string' ? [body.aud] : body.aud }),
     })
   } catch (cause) {
     throw new TokenStoreError('the introspection endpoint answered a token this library cannot use', {
