@@ -38,7 +38,7 @@ const compiled = new WeakMap<KnownResources, CompiledResources>()
  */
 export function compileKnownResources(resources: KnownResources | undefined): CompiledResources | undefined {
   if (resources === undefined) return undefined
-  const cached = typeof resources === 'object' && resources !== null ? compiled.get(resources) : undefined
+  const cached = compiled.get(resources)
   if (cached !== undefined) return cached
   const known = (resources as { known?: unknown } | null)?.known
   if (!Array.isArray(known) || known.length === 0) {
