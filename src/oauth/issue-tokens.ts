@@ -4,8 +4,8 @@ import type { TokenStore } from '../tokens/token-store.js'
 import type { OAuthClient } from './oauth-client.js'
 import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
-import type { CompiledResources } from './resource-indicators.js'
 import { generateFamilyId, generateOpaqueSecret, hashSecret } from './random-secret.js'
+import type { CompiledResources } from './resource-indicators.js'
 import { updateRecord } from './update-record.js'
 
 // Private helpers of the token endpoint; not part of the public API.

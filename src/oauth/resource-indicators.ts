@@ -26,7 +26,10 @@ export type KnownResources = {
 }
 
 /** {@link KnownResources}, checked; internal to the package. */
-export type CompiledResources = { readonly known: ReadonlySet<string>; readonly defaultAudience: readonly string[] }
+export type CompiledResources = {
+  readonly known: ReadonlySet<string>
+  readonly defaultAudience: readonly string[]
+}
 
 // Hosts pass the same object on every request: it is checked once, then looked up.
 const compiled = new WeakMap<KnownResources, CompiledResources>()

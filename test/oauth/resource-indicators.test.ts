@@ -330,17 +330,17 @@ describe('device flow: resource at the device authorization endpoint and at the 
   }
 
   it.each([
-    ['no resource: the default audience', {}, {}, [API]],
-    ['a requested resource', { resource: [MCP, REPORTS] }, {}, [MCP, REPORTS]],
-    ['narrowed at the poll', { resource: [MCP, REPORTS] }, { resource: MCP }, [MCP]],
-  ] satisfies [string, OAuthParams, OAuthParams, string[]][])(
+    ['no resource: the default audience', {}, [API], {}, [API]],
+    ['a requested resource', { resource: [MCP, REPORTS] }, [MCP, REPORTS], {}, [MCP, REPORTS]],
+    ['narrowed at the poll', { resource: [MCP, REPORTS] }, [MCP, REPORTS], { resource: MCP }, [MCP]],
+  ] satisfies [string, OAuthParams, string[], OAuthParams, string[]][])(
     '%s',
-    async (_name, start, atPoll, audience) => {
+    async (_name, start, granted, atPoll, audience) => {
       const world = createWorld()
       const { response, verifier } = await device(world, start)
       const body = response.body as { device_code: string; user_code: string }
       const grant = await approve(world, body.user_code)
-      expect(grant.audience).toEqual(start.resource === undefined ? [API] : start.resource)
+      expect(grant.audience).toEqual(granted)
       const token = await poll(world, body.device_code, verifier, atPoll)
       expect(token.status).toBe(200)
       expect(await audienceOf(world, token.body)).toEqual(audience)
