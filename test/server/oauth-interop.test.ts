@@ -50,6 +50,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_GRANT],
       code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -63,7 +64,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
     const metadataUrl = `${origin()}/.well-known/oauth-protected-resource/api/v1`
     expect(denied.status).toBe(401)
     expect(denied.headers.get('www-authenticate')).toBe(
-      `Bearer realm="data-api", resource_metadata="${metadataUrl}"`,
+      `Bearer realm="data-api", scope="data.overview", resource_metadata="${metadataUrl}"`,
     )
     const metadata = await fetch(metadataUrl)
     expect(await metadata.json()).toEqual({
@@ -215,7 +216,7 @@ describe.each(FRAMEWORKS)(
       const denied = await fetch(`${server.url}${API_PATH}`)
       await denied.arrayBuffer()
       expect(denied.headers.get('www-authenticate')).toBe(
-        'Bearer realm="data-api", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
+        'Bearer realm="data-api", scope="data.overview", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
       )
     })
   },
