@@ -17,6 +17,9 @@ export const RS_SECRET = 'rs-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 export const ALICE_PASSWORD = 'alice-test-password'
 export const BOB_PASSWORD = 'bob-test-password'
 
+/** The seed's resource server (RFC 8707): tokens for it are refused by the API. */
+export const REPORTS_RESOURCE = 'https://reports.example.org/mcp'
+
 /** The device flow's `grant_type` (RFC 8628 §3.4). */
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
@@ -49,6 +52,9 @@ export const OAUTH_SEED = {
     // A resource server's credential: it may introspect, and signs nobody in.
     { id: 'rs', secret: RS_SECRET, redirectUris: [], introspect: true },
   ],
+  // A resource server besides the API that tokens may be issued for (RFC 8707); its name is
+  // markup, which the consent page must escape.
+  resources: [{ uri: REPORTS_RESOURCE, name: 'Reports <b>tool</b> & "co"' }],
 }
 
 /** A test clock: epoch ms, moved by the tests. */
