@@ -179,22 +179,29 @@ export async function callApi(origin: string, path: string, token: string): Prom
   return response.status
 }
 
-/** Alice's tokens for the confidential offline client `cli`: the pages, then the token endpoint. */
+/**
+ * Alice's tokens for the confidential offline client `cli`: the pages, then the token endpoint;
+ * for the API, or for the `resources` named (RFC 8707).
+ */
 export async function tokensThroughPages(
   origin: string,
   scope = 'data.data',
+  resources: readonly string[] = [],
 ): Promise<{ readonly access_token: string; readonly refresh_token: string }> {
   const { verifier, challenge } = pkcePair()
-  const url = authorizeUrl(origin, {
-    response_type: 'code',
-    client_id: 'cli',
-    redirect_uri: CLI_REDIRECT,
-    scope,
-    state: 's',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  })
-  const { callback } = await authorizeThroughPages(new PageAgent(origin), url, {
+  const url = new URL(
+    authorizeUrl(origin, {
+      response_type: 'code',
+      client_id: 'cli',
+      redirect_uri: CLI_REDIRECT,
+      scope,
+      state: 's',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }),
+  )
+  for (const resource of resources) url.searchParams.append('resource', resource)
+  const { callback } = await authorizeThroughPages(new PageAgent(origin), url.href, {
     handle: 'alice',
     password: ALICE_PASSWORD,
   })
