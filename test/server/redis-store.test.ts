@@ -73,7 +73,16 @@ beforeAll(async () => {
   writeFileSync(seed, JSON.stringify(SEED))
   // One public URL for both, as behind a load balancer: the tokens either issues are for the API
   // both serve (RFC 8707 audience `{public-url}/api/v1`).
-  const common = ['--seed', seed, '--store', redis.url, '--port', '0', '--public-url', 'http://127.0.0.1:8443']
+  const common = [
+    '--seed',
+    seed,
+    '--store',
+    redis.url,
+    '--port',
+    '0',
+    '--public-url',
+    'http://127.0.0.1:8443',
+  ]
   // Two frameworks: the instances share state, not code paths.
   ;[a, b] = await Promise.all([
     startInstance([...common, '--framework', 'fastify']),
