@@ -92,6 +92,7 @@ export {
   type ExportRestrictionsInput,
   exportRestrictionsSchema,
 } from './restrictions/export-restrictions.js'
+export { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
 export { MemoryTokenStore } from './tokens/memory-token-store.js'
 export {
   BASE62_ALPHABET,

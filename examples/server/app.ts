@@ -20,6 +20,7 @@ import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.
 import { perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
+import { apiResource } from './oauth/resources.js'
 import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
@@ -120,6 +121,9 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     // origin may be known only once the server listens, which is before any request is answered:
     // the URL is made on the first 401, not parsed again on each.
     resourceMetadata: perOrigin(origin, () => resourceMetadataUrl(origin)),
+    // RFC 8707: the API accepts only tokens for itself (or without audience, from the settings
+    // pages); a token the issuer gave for a seed resource is refused here.
+    resource: perOrigin(origin, () => apiResource(origin)),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)
@@ -153,6 +157,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
       now,
       guard,
       origin,
+      resources: seed.resources,
       ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
       ...(options.consents === undefined ? {} : { consents: options.consents }),
     }),

@@ -149,12 +149,13 @@ describe.each(FRAMEWORKS)('Python clients against the reference server on %s, be
   }
 
   test(
-    'authlib: discovery from the path-prefixed issuer, code + PKCE, refresh with rotation, introspection, revocation',
+    'authlib: discovery from the path-prefixed issuer, code + PKCE with resource and iss checked, no widening at refresh, refresh with rotation, introspection with aud, revocation',
     async () => {
       const run = await runRecipe(recipes().get('authlib')!, env(), approve)
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
       expect(run.summary).toMatchObject({
         first_call: 200,
+        widened: 'invalid_target',
         rotated: true,
         active: {
           active: true,
@@ -163,6 +164,7 @@ describe.each(FRAMEWORKS)('Python clients against the reference server on %s, be
           sub: 'bob',
           username: 'bob',
           token_type: 'Bearer',
+          aud: `${issuer}/api/v1`,
         },
         revoked: 200,
         after: { active: false },

@@ -155,6 +155,29 @@ describe('answers', () => {
   })
 
   test.each([
+    ['no aud: no audience', undefined, undefined],
+    ['aud as a string (one resource)', 'https://api.example/v1', ['https://api.example/v1']],
+    [
+      'aud as an array (several)',
+      ['https://api.example/v1', 'https://mcp.example/'],
+      ['https://api.example/v1', 'https://mcp.example/'],
+    ],
+  ])('%s (RFC 7662 §2.2)', async (_name, aud, audience) => {
+    const { tokens } = setup(() => json({ ...ACTIVE, aud }))
+    const record = await tokens.findByValue(generateTokenValue('oauth'))
+    expect(record?.audience).toEqual(audience)
+  })
+
+  test.each([
+    ['an aud that is no resource identifier', 'not a uri'],
+    ['an aud of another type', 42],
+    ['an aud on an API token', 'https://api.example/v1'],
+  ])('%s is a 503, never an allow', async (name, aud) => {
+    const { check } = setup(() => json({ ...ACTIVE, aud }))
+    expect(await check(generateTokenValue(name.includes('API') ? 'api' : 'oauth'))).toBe(503)
+  })
+
+  test.each([
     ['inactive', { active: false }, 401],
     ['active but expired by its exp', { ...ACTIVE, exp: Math.floor(NOW / 1000) - 1 }, 401],
   ])('%s → %s', async (_name, body, status) => {

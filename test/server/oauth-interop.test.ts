@@ -50,6 +50,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_GRANT],
       code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

@@ -92,10 +92,13 @@ export function consentsFullPage(paths: PagePaths, full: ConsentsFull, session?:
 
 /** The consent page of a pending consent, for its signed-in session. */
 export function showConsent(context: OAuthContext, pending: PendingConsent, session: Session): RouteResult {
+  const audience = pending.kind === 'code' ? pending.request.audience : pending.grant.audience
+  const resources = context.resources()
   return consentPage({
     paths: context.web.paths,
     pending,
     session,
+    resources: (audience ?? []).map(resources.nameOf),
     offline: pending.client?.offline ?? false,
     accessLifetime: lifetimeInWords(context.accessTokenTtlMs ?? DEFAULT_OAUTH_TOKEN_TTL_MS),
   })
@@ -110,7 +113,13 @@ export function showConsent(context: OAuthContext, pending: PendingConsent, sess
 export async function authorize(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
   const { web } = context
   const session = await web.currentSession(request)
-  const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup)
+  // RFC 9207: every redirect to the client names this issuer, so that a client talking to several
+  // cannot be led to send a code to the wrong one.
+  const issuer = context.origin.url
+  const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup, {
+    resources: context.resources().known,
+    issuer,
+  })
   if (!result.ok && result.respond === 'page') {
     if (result.error.error === 'server_error')
       console.error('GET /oauth/authorize failed:', result.error.cause)
@@ -131,6 +140,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
           error: error.error,
           error_description: error.error_description,
           state: authorization.state,
+          iss: issuer,
         }),
         302,
       )
@@ -182,6 +192,7 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
           error: 'access_denied',
           error_description: 'the user denied the request',
           state: authorization.state,
+          iss: context.origin.url,
         }),
         303,
       )
@@ -191,6 +202,7 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
       userId: session.handle,
       now,
       store: context.state,
+      issuer: context.origin.url,
     })
     return redirect(location, 303)
   }

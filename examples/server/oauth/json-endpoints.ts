@@ -164,6 +164,7 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
     now: context.now(),
     authorization,
     realm: OAUTH_REALM,
+    resources: context.resources().known,
     ...(context.accessTokenTtlMs !== undefined && { accessTokenTtlMs: context.accessTokenTtlMs }),
   })
   return respond('POST /oauth/token', response)
@@ -203,6 +204,7 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
       authorization,
       verificationUri: `${context.origin.url}/device`,
       realm: OAUTH_REALM,
+      resources: context.resources().known,
     })
     created = response.status === 200
     return respond('POST /oauth/device_authorization', response)

@@ -91,11 +91,21 @@ export interface ConsentPageOptions {
   readonly offline: boolean
   /** How long an access token lasts, in words ("1 hour"). */
   readonly accessLifetime: string
+  /** The names of the resources the token will be for (RFC 8707), plain text. */
+  readonly resources: readonly string[]
+}
+
+function resourceList(names: readonly string[]): string {
+  if (names.length === 0) return ''
+  const items = names.map((name) => `<li>${escapeHtml(name)}</li>`)
+  return `<h2 id="resources-heading">Where the access can be used</h2>
+<ul aria-labelledby="resources-heading">\n${items.join('\n')}\n</ul>\n`
 }
 
 /**
  * The consent page of both flows: who asks (the client's identity, the redirect URI's host or the
- * device's user code), for whom, which scopes in the contract's words, for how long; and the two
+ * device's user code), for whom, which scopes in the contract's words, at which resources (by
+ * name), for how long; and the two
  * buttons of the `decision` field.
  */
 export function consentPage(options: ConsentPageOptions): RouteResult {
@@ -121,7 +131,7 @@ ${where}
 <p>It asks to act as <strong>${escapeHtml(session.handle)}</strong> with these scopes:</p>
 <h2 id="scopes-heading">Requested scopes</h2>
 ${scopeList(scopes)}
-<p>${escapeHtml(lifetime)}</p>
+${resourceList(options.resources)}<p>${escapeHtml(lifetime)}</p>
 <form method="post" action="${pageHref(options.paths, CONSENT_PATH)}" aria-label="Your decision">
   ${csrfField(session)}
   <input type="hidden" name="consent" value="${escapeHtml(pending.id)}">
