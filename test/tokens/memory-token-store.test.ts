@@ -7,7 +7,7 @@ import { describeTokenStoreContract } from './token-store-contract.js'
 
 const NOW = Date.UTC(2025, 0, 1)
 
-describeTokenStoreContract('MemoryTokenStore', () => new MemoryTokenStore())
+describeTokenStoreContract('MemoryTokenStore', (now) => new MemoryTokenStore({ now }))
 
 describe('MemoryTokenStore', () => {
   it('keeps instances apart', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from 'vitest'
 import { RedisOAuthStateStore, RedisTokenStore } from '../../../adapters/redis/index.js'
 import { describeOAuthStateStoreContract } from '../../oauth/oauth-state-store-contract.js'
 import { describeTokenStoreContract } from '../../tokens/token-store-contract.js'
+import { keyLifetimesIn } from './key-lifetimes.js'
 import { type RedisClusterServers, startRedisCluster } from './redis-cluster.js'
 
 // The suites the memory stores and the single-server stores pass, on a real Redis Cluster of three
@@ -25,16 +26,26 @@ async function opened<T extends { ready(): Promise<void>; close(): Promise<void>
 }
 
 let cached: RedisTokenStore | undefined
-describeTokenStoreContract('RedisTokenStore on a cluster', async () => {
-  cached ??= await opened(new RedisTokenStore({ redis: cluster.url }))
-  return cached
-})
+describeTokenStoreContract(
+  'RedisTokenStore on a cluster',
+  async (now) => {
+    cached ??= await opened(new RedisTokenStore({ redis: cluster.url, now }))
+    return cached
+  },
+  { keyLifetimes: (owner, records) => keyLifetimesIn(cluster.url, 'dap:', owner, records) },
+)
 
 let uncached: RedisTokenStore | undefined
-describeTokenStoreContract('RedisTokenStore on a cluster without a cache', async () => {
-  uncached ??= await opened(new RedisTokenStore({ redis: cluster.url, cacheSize: 0, keyPrefix: 'plain:' }))
-  return uncached
-})
+describeTokenStoreContract(
+  'RedisTokenStore on a cluster without a cache',
+  async (now) => {
+    uncached ??= await opened(
+      new RedisTokenStore({ redis: cluster.url, cacheSize: 0, keyPrefix: 'plain:', now }),
+    )
+    return uncached
+  },
+  { keyLifetimes: (owner, records) => keyLifetimesIn(cluster.url, 'plain:', owner, records) },
+)
 
 let state: RedisOAuthStateStore | undefined
 describeOAuthStateStoreContract('RedisOAuthStateStore on a cluster', async () => {

@@ -296,11 +296,11 @@ describe('two saves of one token racing (two instances loading one seed)', () =>
     const store = await open()
     const first = createApiToken({ userId: 'racer', name: 'seed', scopes: 'data.data', now: NOW })
     await store.save(first.record)
-    const sets: string[] = []
-    for (const key of await admin.keys('*racer*')) if ((await admin.type(key)) === 'set') sets.push(key)
-    expect(sets).toHaveLength(1)
+    const indexes: string[] = []
+    for (const key of await admin.keys('*racer*')) if ((await admin.type(key)) === 'zset') indexes.push(key)
+    expect(indexes).toHaveLength(1)
     // The racing save added the owner entry first; the other save's record won.
-    await admin.srem(sets[0]!, first.record.hash)
+    await admin.zrem(indexes[0]!, first.record.hash)
     const racing: TokenRecord = { ...first.record, id: `${first.record.id}-other` }
     await expect(store.save(racing)).rejects.toThrow(TokenStoreError)
     expect((await store.listByOwner('racer')).map((record) => record.id)).toEqual([first.record.id])
