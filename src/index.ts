@@ -89,7 +89,7 @@ export {
   type ExportRestrictionsInput,
   exportRestrictionsSchema,
 } from './restrictions/export-restrictions.js'
-export { MemoryTokenStore } from './tokens/memory-token-store.js'
+export { MemoryTokenStore, type MemoryTokenStoreOptions } from './tokens/memory-token-store.js'
 export {
   BASE62_ALPHABET,
   type FoundTokenValue,
@@ -136,4 +136,11 @@ export {
   tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
+export {
+  EXPIRED_DISPLAY_MS,
+  isRecentlyRevoked,
+  isTokenRetained,
+  REVOKED_DISPLAY_MS,
+  tokenRetainUntil,
+} from './tokens/token-retention.js'
 export type { TokenStore, TokenWriteReceipt } from './tokens/token-store.js'

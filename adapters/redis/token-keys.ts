@@ -43,6 +43,11 @@ export class TokenKeys {
     return `${this.#prefix}token-id:${id}`
   }
 
+  /** Where an earlier version kept the user's hashes, as a plain set without ends. */
+  legacyOwner(userId: string): string {
+    return `${this.#prefix}tokens-of:${userId}`
+  }
+
   /** The owner index: the user's hashes, scored by their records' end. */
   owner(userId: string): string {
     return `${this.#prefix}token-owner:${userId}`

@@ -50,9 +50,20 @@ export class OwnerIndex {
     return answer[0] === 1
   }
 
-  /** The owner's hashes. */
-  hashes(userId: string): Promise<string[]> {
-    return this.#client.zrange(this.#keys.owner(userId), 0, -1)
+  /**
+   * The owner's hashes. An owner set left by an earlier version (a plain set, no ends) is moved
+   * into the index first, each hash scored by its record's end, so an upgrade lists every token.
+   */
+  async hashes(userId: string): Promise<string[]> {
+    const owner = this.#keys.owner(userId)
+    const legacy = this.#keys.legacyOwner(userId)
+    for (const hash of await this.#client.smembers(legacy)) {
+      const text = HASH.test(hash) ? await this.#client.get(this.#keys.record(hash)) : null
+      if (text === null || text.startsWith(ALIAS_PREFIX)) continue
+      await this.#client.zadd(owner, endScore(decodeRecord(tokenRecordSchema, text, 'token record')), hash)
+    }
+    await this.#client.del(legacy)
+    return this.#client.zrange(owner, 0, -1)
   }
 
   /** Whether the record stored under `hash` belongs to `userId`; an unreadable one does not. */

@@ -306,3 +306,16 @@ describe('two saves of one token racing (two instances loading one seed)', () =>
     expect((await store.listByOwner('racer')).map((record) => record.id)).toEqual([first.record.id])
   })
 })
+
+describe('an owner set left by an earlier version', () => {
+  test('is moved into the owner index at the first listing, and deleted', async () => {
+    const store = await open()
+    const { record } = createApiToken({ userId: 'upgrader', name: 'old', scopes: '', now: NOW })
+    await store.save(record)
+    await admin.zrem('dap:token-owner:upgrader', record.hash)
+    await admin.sadd('dap:tokens-of:upgrader', record.hash, 'not a hash', '0'.repeat(64))
+    expect(await store.listByOwner('upgrader')).toEqual([record])
+    expect(await admin.exists('dap:tokens-of:upgrader')).toBe(0)
+    expect(await admin.zscore('dap:token-owner:upgrader', record.hash)).toBe('inf')
+  })
+})
