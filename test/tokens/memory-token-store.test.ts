@@ -106,7 +106,7 @@ describe('EndQueue', () => {
   it('hands out due entries earliest first, and nothing before it is due', () => {
     const queue = new EndQueue()
     const ends = [50, 10, 40, 10, 30, 20, 70, 60, 0, 90]
-    ends.forEach((end, index) => queue.push(end, `k${index}`))
+    for (const [index, end] of ends.entries()) queue.push(end, `k${index}`)
     expect(queue.size).toBe(ends.length)
     expect(queue.popDue(-1)).toBeUndefined()
     const out: number[] = []
