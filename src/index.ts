@@ -93,7 +93,7 @@ export {
   exportRestrictionsSchema,
 } from './restrictions/export-restrictions.js'
 export { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
-export { MemoryTokenStore } from './tokens/memory-token-store.js'
+export { MemoryTokenStore, type MemoryTokenStoreOptions } from './tokens/memory-token-store.js'
 export {
   BASE62_ALPHABET,
   type FoundTokenValue,
@@ -140,4 +140,11 @@ export {
   tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
+export {
+  EXPIRED_DISPLAY_MS,
+  isRecentlyRevoked,
+  isTokenRetained,
+  REVOKED_DISPLAY_MS,
+  tokenRetainUntil,
+} from './tokens/token-retention.js'
 export type { TokenLookupContext, TokenStore, TokenWriteReceipt } from './tokens/token-store.js'

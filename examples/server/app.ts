@@ -108,7 +108,7 @@ export interface CreateAppOptions {
  */
 export async function createApp(seed: Seed, options: CreateAppOptions = {}): Promise<App> {
   const now = options.now ?? Date.now
-  const tokens = options.tokens ?? new MemoryTokenStore()
+  const tokens = options.tokens ?? new MemoryTokenStore({ now })
   await loadSeedTokens(tokens, seed.tokens)
   const origin = new PublicOrigin(options.publicUrl)
   const policy = createAccessPolicy({

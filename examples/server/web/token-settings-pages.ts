@@ -6,7 +6,9 @@
  * value appears on exactly one page, {@link createdTokenPage}, which nothing stores.
  */
 import {
+  DAY_MS,
   isExpiringSoon,
+  REVOKED_DISPLAY_MS,
   SCOPE_DESCRIPTIONS,
   SCOPES,
   type Scope,
@@ -196,7 +198,7 @@ function revokedRows(revoked: readonly TokenRecord[]): string {
   )
   return `<h2 id="revoked">Recently revoked</h2>
 <table class="stack">
-  <caption>Tokens revoked in the last 30 days, and why. Requests with them are refused.</caption>
+  <caption>Tokens revoked in the last ${REVOKED_DISPLAY_MS / DAY_MS} days, and why. Requests with them are refused.</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Hint</th><th scope="col">Revoked</th><th scope="col">Reason</th></tr></thead>
   <tbody>${rows.join('\n')}</tbody>
 </table>`

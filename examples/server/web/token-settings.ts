@@ -35,6 +35,8 @@ import {
   checkTokenLifetime,
   createApiToken,
   InvalidArgumentError,
+  isRecentlyRevoked,
+  isTokenRetained,
   renameToken,
   rescopeToken,
   revokeToken,
@@ -78,9 +80,6 @@ export interface TokenSettingsContext {
    */
   readonly guard?: AbuseGuard | undefined
 }
-
-// How long the list keeps showing a revoked token, with the reason: long enough to notice.
-const REVOKED_SHOWN_MS = 30 * 86_400_000
 
 type Signed = (request: ApiRequest, session: Session) => Promise<RouteResult>
 
@@ -130,10 +129,13 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
 
   // What the list shows and names are unique among: the user's API tokens that are not revoked
   // (OAuth tokens are sessions of applications, not managed here).
-  const listed = async (handle: string): Promise<readonly TokenRecord[]> =>
-    (await tokens.listByOwner(handle)).filter(
-      (token) => token.kind === 'api' && token.revokedAt === undefined,
+  // An expired token is listed (as expired) until its end, as long as the store keeps it.
+  const listed = async (handle: string): Promise<readonly TokenRecord[]> => {
+    const now = web.now()
+    return (await tokens.listByOwner(handle)).filter(
+      (token) => token.kind === 'api' && token.revokedAt === undefined && isTokenRetained(token, now),
     )
+  }
 
   const ownToken = async (request: ApiRequest, session: Session): Promise<TokenRecord | undefined> => {
     const id = request.params.id
@@ -167,13 +169,11 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       return limited ?? handler(request, check.session, fields)
     })
 
-  // API tokens revoked in the last 30 days, newest first, for the list to say why.
+  // API tokens revoked in the last 30 days (the library's rule: the stores keep them that long),
+  // newest first, for the list to say why.
   const recentlyRevoked = async (handle: string, now: number): Promise<readonly TokenRecord[]> =>
     (await tokens.listByOwner(handle))
-      .filter(
-        (token) =>
-          token.kind === 'api' && token.revokedAt !== undefined && now - token.revokedAt < REVOKED_SHOWN_MS,
-      )
+      .filter((token) => token.kind === 'api' && isRecentlyRevoked(token, now))
       .sort((a, b) => b.revokedAt! - a.revokedAt!)
 
   const list: Signed = async (_request, session) => {

@@ -29,7 +29,8 @@ interface Instance {
 
 async function instance(): Promise<Instance> {
   const state = new RedisOAuthStateStore({ redis: server.url })
-  const tokens = new RedisTokenStore({ redis: server.url })
+  // The tokens' clock is the tests' (NOW), by which the records they issue are within their end.
+  const tokens = new RedisTokenStore({ redis: server.url, now: () => NOW })
   closing.push(state, tokens)
   await Promise.all([state.ready(), tokens.ready()])
   return { state, tokens }
