@@ -120,6 +120,26 @@ export class TokenStoreError extends DataAccessPolicyError {
 }
 
 /**
+ * A token store refuses to look a token up for now: the client's network (or every network
+ * together) has spent the store's budget of lookups it may pass on (an introspecting store asks the
+ * issuer for every token it does not know). The policy answers 429 `rate_limited` with
+ * `Retry-After: retryAfterSeconds`, not a 503, and does not report it to `onError`: it is the
+ * store working as configured.
+ *
+ * @example
+ * throw new TokenLookupLimitError('the miss budget of 203.0.113.9 is spent', 12)
+ */
+export class TokenLookupLimitError extends TokenStoreError {
+  /** Seconds after which a lookup may be allowed again (at least 1). */
+  readonly retryAfterSeconds: number
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message)
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}
+
+/**
  * A function received an argument of the wrong shape; the message names the argument.
  *
  * @example

@@ -25,6 +25,8 @@ export {
   type DenyStatus,
   deny,
   type ExportLimits,
+  MAX_RETRY_AFTER_SECONDS,
+  rateLimited,
   STATUS_MESSAGES,
 } from './decisions/decision.js'
 export {
@@ -71,6 +73,7 @@ export {
   ScopeError,
   TokenFormatError,
   TokenLifetimeError,
+  TokenLookupLimitError,
   TokenStoreError,
 } from './errors.js'
 export {
@@ -89,7 +92,8 @@ export {
   type ExportRestrictionsInput,
   exportRestrictionsSchema,
 } from './restrictions/export-restrictions.js'
-export { MemoryTokenStore } from './tokens/memory-token-store.js'
+export { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
+export { MemoryTokenStore, type MemoryTokenStoreOptions } from './tokens/memory-token-store.js'
 export {
   BASE62_ALPHABET,
   type FoundTokenValue,
@@ -136,4 +140,11 @@ export {
   tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
-export type { TokenStore, TokenWriteReceipt } from './tokens/token-store.js'
+export {
+  EXPIRED_DISPLAY_MS,
+  isRecentlyRevoked,
+  isTokenRetained,
+  REVOKED_DISPLAY_MS,
+  tokenRetainUntil,
+} from './tokens/token-retention.js'
+export type { TokenLookupContext, TokenStore, TokenWriteReceipt } from './tokens/token-store.js'

@@ -14,6 +14,7 @@ import type { Operation } from './decisions/operations.js'
 import { ANONYMOUS, type Principal } from './decisions/principal.js'
 import type { Resource } from './decisions/resources.js'
 import { ConfigError } from './errors.js'
+import { DEFAULT_IPV6_NETWORK_PREFIX } from './restrictions/client-network.js'
 import { isResourceIdentifier, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
 import type { TokenStore } from './tokens/token-store.js'
 
@@ -55,9 +56,17 @@ export interface AccessPolicyOptions {
   /** The clock, in epoch milliseconds. Default `Date.now`. */
   readonly now?: () => number
   /**
-   * Told the final answer of every request an adapter authenticates or guards: the audit trail of
-   * who read what: exactly one event per request a policy's adapter handled, told when the
-   * response is done, with the status sent. Never given a token value; a hook that throws (or an
+   * The length of the IPv6 network recorded beside a token's last use (`lastUsedFrom`): the owner
+   * sees where a token was used as a network, never as one address, and a host that counts its
+   * clients per network (its rate limits) passes the same length so that both name the same
+   * network. An integer from 1 to 128; IPv4 addresses are recorded whole. Default 64 (one
+   * customer's network, RFC 6177).
+   */
+  readonly ipv6Prefix?: number
+  /**
+   * Told of every request an adapter authenticates or guards, once its response is done: the audit
+   * trail of who read what. Exactly one event per request a policy's adapter handled, with the
+   * status actually sent (for an allow, the route's or the framework's answer, not the policy's). Never given a token value; a hook that throws (or an
    * `async` one that rejects) changes no answer and is reported to `onError`.
    */
   readonly onDecision?: (event: DecisionEvent) => void
@@ -173,6 +182,7 @@ const optionsSchema = z.strictObject({
     .optional(),
   storeTimeoutMs: z.number().int().positive().max(60_000).default(2000),
   now: functionShape<() => number>().default(() => Date.now),
+  ipv6Prefix: z.number().int().min(1).max(128).default(DEFAULT_IPV6_NETWORK_PREFIX),
   onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
   onError: functionShape<(error: unknown, context: ErrorContext) => void>().optional(),
 })
@@ -344,8 +354,18 @@ const NOT_FOUND = deny('not_found')
 export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   const parsed = optionsSchema.safeParse(options)
   if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-  const { tokens, realm, allowAnonymous, requireHttps, resource, storeTimeoutMs, now, onDecision, onError } =
-    parsed.data
+  const {
+    tokens,
+    realm,
+    allowAnonymous,
+    requireHttps,
+    resource,
+    storeTimeoutMs,
+    now,
+    ipv6Prefix,
+    onDecision,
+    onError,
+  } = parsed.data
   const hooks = safeHooks(onDecision, onError)
   const resourceOf = lazyOption(resource, 'resource', isResourceIdentifier, RESOURCE_IDENTIFIER_RULE, hooks)
 
@@ -353,6 +373,7 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
     tokens,
     now,
     storeTimeoutMs,
+    ipv6Prefix,
     onError: hooks.error,
     ...(allowAnonymous ? { anonymous: ANONYMOUS } : {}),
     ...(resource !== undefined && { resource: resourceOf }),

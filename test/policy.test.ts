@@ -38,6 +38,18 @@ describe('createAccessPolicy options', () => {
       'options.requireHttps: Invalid input: expected boolean, received string',
     ],
     [{ tokens: new MemoryTokenStore(), now: 5 }, 'options.now: must be a function'],
+    [
+      { tokens: new MemoryTokenStore(), ipv6Prefix: 0 },
+      'options.ipv6Prefix: Too small: expected number to be >=1',
+    ],
+    [
+      { tokens: new MemoryTokenStore(), ipv6Prefix: 129 },
+      'options.ipv6Prefix: Too big: expected number to be <=128',
+    ],
+    [
+      { tokens: new MemoryTokenStore(), ipv6Prefix: 48.5 },
+      'options.ipv6Prefix: Invalid input: expected int, received number',
+    ],
     [{ tokens: new MemoryTokenStore(), reaml: 'x' }, 'options: unknown key "reaml"'],
   ])('%j → %s', (options, message) => {
     expect(() => createAccessPolicy(options as never)).toThrow(ConfigError)
@@ -46,6 +58,33 @@ describe('createAccessPolicy options', () => {
 
   test('defaults: realm data-api', () => {
     expect(createAccessPolicy({ tokens: new MemoryTokenStore() }).realm).toBe('data-api')
+  })
+})
+
+// The network beside a token's last use is the one a host counts its clients in: `ipv6Prefix`.
+describe('the network recorded beside a last use', () => {
+  test.each([
+    [undefined, '2001:db8:1:2ab::/64'],
+    [48, '2001:db8:1::/48'],
+    [56, '2001:db8:1:200::/56'],
+    [128, '2001:db8:1:2ab:3:4:5:6/128'],
+  ])('ipv6Prefix %s → %s; IPv4 stays whole', async (ipv6Prefix, network) => {
+    for (const [address, expected] of [
+      ['2001:db8:1:2ab:3:4:5:6', network],
+      ['192.0.2.7', '192.0.2.7'],
+    ] as const) {
+      const { policy, value } = await policyWithToken(ipv6Prefix === undefined ? {} : { ipv6Prefix })
+      const result = await policy.authenticate({
+        authorization: [`Bearer ${value}`],
+        protocol: 'https',
+        clientAddress: address,
+      })
+      expect(result.ok).toBe(true)
+      const [record] = await policy.tokens.listByOwner('alice')
+      await expect
+        .poll(async () => (await policy.tokens.findById(record!.id))?.lastUsedFrom, { timeout: 10_000 })
+        .toBe(expected)
+    }
   })
 })
 

@@ -81,7 +81,7 @@ describe('fixtures', () => {
 
   test('token fixtures authenticate through a real policy, and expire on the fixed clock', async () => {
     const clock = fixedClock()
-    const tokens = new MemoryTokenStore()
+    const tokens = new MemoryTokenStore({ now: clock.now })
     const { record, value } = tokenFixture({ scopes: 'data.metadata', expiresAt: FIXED_NOW + 60_000 })
     await tokens.save(record)
     const policy = createAccessPolicy({ tokens, now: clock.now })

@@ -2,7 +2,13 @@
  * The framework-neutral application: the data model, the token store and the access policy built
  * from a seed, the pages' sessions, and the route sets every binding mounts.
  */
-import { type AccessPolicy, createAccessPolicy, MemoryTokenStore, type TokenStore } from '../../src/index.js'
+import {
+  type AccessPolicy,
+  ConfigError,
+  createAccessPolicy,
+  MemoryTokenStore,
+  type TokenStore,
+} from '../../src/index.js'
 import type { OAuthStateStore } from '../../src/oauth/index.js'
 import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
@@ -14,10 +20,12 @@ import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.
 import { perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
+import { apiResource } from './oauth/resources.js'
 import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import type { RouteSet } from './routes/route-set.js'
 import type { Seed } from './seed/load.js'
+import { quote } from './seed/messages.js'
 import { loadSeedTokens } from './seed/tokens.js'
 import type { SessionStore } from './web/sessions.js'
 import { signInRoutes } from './web/signin.js'
@@ -82,6 +90,8 @@ export interface CreateAppOptions {
   readonly publicUrl?: string | undefined
   /** `--max-token-lifetime`, in days; absent: no cap. */
   readonly maxTokenLifetimeDays?: number | undefined
+  /** `--max-live-tokens`: live API tokens one user may hold; absent: the default, 100. */
+  readonly maxLiveTokens?: number | undefined
   /** `--secret-scanning-keys`, read; absent: no leak endpoint. */
   readonly secretScanningKeys?: SecretScanningKeys | undefined
   /** Where seen leak reports are remembered; in memory by default. */
@@ -98,23 +108,29 @@ export interface CreateAppOptions {
  */
 export async function createApp(seed: Seed, options: CreateAppOptions = {}): Promise<App> {
   const now = options.now ?? Date.now
-  const tokens = options.tokens ?? new MemoryTokenStore()
+  const tokens = options.tokens ?? new MemoryTokenStore({ now })
   await loadSeedTokens(tokens, seed.tokens)
   const origin = new PublicOrigin(options.publicUrl)
   const policy = createAccessPolicy({
     tokens,
     realm: REALM,
     now,
+    // The network beside a token's last use is the one the limits count the client in.
+    ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
     // RFC 9728: every 401 points a client to the API's metadata, and from there to the issuer. The
     // origin may be known only once the server listens, which is before any request is answered:
     // the URL is made on the first 401, not parsed again on each.
     resourceMetadata: perOrigin(origin, () => resourceMetadataUrl(origin)),
+    // RFC 8707: the API accepts only tokens for itself (or without audience, from the settings
+    // pages); a token the issuer gave for a seed resource is refused here.
+    resource: perOrigin(origin, () => apiResource(origin)),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)
   const web = await createWebContext({
     users: seed.users,
     now,
+    paths: origin.pages,
     ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
     ...(options.signInKey === undefined ? {} : { signInKey: options.signInKey }),
   })
@@ -127,7 +143,13 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const described: RouteSet[] = [
     apiRoutes({ model, policy }),
     signInRoutes(web, guard),
-    tokenSettingsRoutes({ web, tokens, maxLifetimeDays: options.maxTokenLifetimeDays }),
+    tokenSettingsRoutes({
+      web,
+      tokens,
+      guard,
+      maxLifetimeDays: options.maxTokenLifetimeDays,
+      maxLiveTokens: options.maxLiveTokens,
+    }),
     oauthRoutes({
       clients: seed.clients,
       tokens,
@@ -135,6 +157,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
       now,
       guard,
       origin,
+      resources: seed.resources,
       ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
       ...(options.consents === undefined ? {} : { consents: options.consents }),
     }),
@@ -150,6 +173,14 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
           }),
         ]),
   ]
+  const routeSets = [
+    ...described,
+    referenceRoutes(
+      () => described,
+      () => origin.url,
+    ),
+  ]
+  refuseAmbiguousPrefix(origin, routeSets)
   return {
     policy,
     model,
@@ -159,12 +190,30 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     guard,
     origin,
     reportError,
-    routeSets: [
-      ...described,
-      referenceRoutes(
-        () => described,
-        () => origin.url,
-      ),
-    ],
+    routeSets,
+  }
+}
+
+/**
+ * Refuses a `--public-url` path that a route of the server begins with (`https://host/api`): the
+ * front door routes a request under the prefix without it (http/front-door.ts), so such a route
+ * would answer for two paths, and a proxy that strips the prefix would reach the wrong one.
+ *
+ * @throws {ConfigError} naming `--public-url`, the prefix and the route.
+ * @example
+ * refuseAmbiguousPrefix(new PublicOrigin('https://host/dap'), routeSets) // fine
+ */
+export function refuseAmbiguousPrefix(origin: PublicOrigin, routeSets: readonly RouteSet[]): void {
+  const prefix = origin.pathPrefix
+  if (prefix === '') return
+  for (const set of routeSets) {
+    for (const route of set.routes) {
+      if (origin.pages.route(route.path) !== undefined) {
+        throw new ConfigError(
+          ['--public-url'],
+          `path ${quote(prefix)} is also where the server's route ${route.method} ${route.path} begins: choose another path`,
+        )
+      }
+    }
   }
 }

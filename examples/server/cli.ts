@@ -60,6 +60,7 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
       publicUrl: flags.publicUrl,
       ipv6Prefix: flags.ipv6Prefix,
       maxTokenLifetimeDays: flags.maxTokenLifetimeDays,
+      maxLiveTokens: flags.maxLiveTokens,
       secretScanningKeys,
     })
   } catch (error) {

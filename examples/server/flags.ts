@@ -7,6 +7,7 @@ import { isIP } from 'node:net'
 import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
 import { ConfigError, MAX_TOKEN_LIFETIME_DAYS } from '../../src/index.js'
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
+import { DEFAULT_MAX_LIVE_TOKENS, MAX_LIVE_TOKENS_LIMIT } from './limits/abuse-limits.js'
 import { DEFAULT_IPV6_PREFIX } from './limits/networks.js'
 import { parsePublicUrl } from './public-origin.js'
 import { quote } from './seed/messages.js'
@@ -36,6 +37,8 @@ export interface ServerFlags {
   readonly ipv6Prefix: number
   /** `--max-token-lifetime`: the longest lifetime of a new or regenerated API token, in days; absent: no cap. */
   readonly maxTokenLifetimeDays: number | undefined
+  /** `--max-live-tokens`: the live (unrevoked, unexpired) API tokens one user may hold at once. */
+  readonly maxLiveTokens: number
   /** `--secret-scanning-keys`: the file of public keys leak reports are verified with; absent: no leak endpoint. */
   readonly secretScanningKeys: string | undefined
 }
@@ -67,6 +70,8 @@ Options:
   --max-token-lifetime DAYS
                           cap on API token lifetimes, 1-36500 days: the settings pages offer
                           nothing longer and no "no expiry"; default: no cap
+  --max-live-tokens N     live API tokens one user may hold at once, 1-${MAX_LIVE_TOKENS_LIMIT}
+                          (default ${DEFAULT_MAX_LIVE_TOKENS}): creating one more is refused until one is revoked
   --secret-scanning-keys FILE
                           public keys (GitHub's secret-scanning public-keys JSON) that sign leak
                           reports to POST /secret-scanning/report; default: no leak endpoint
@@ -85,6 +90,7 @@ const DEFAULTS: ServerFlags = {
   publicUrl: undefined,
   ipv6Prefix: DEFAULT_IPV6_PREFIX,
   maxTokenLifetimeDays: undefined,
+  maxLiveTokens: DEFAULT_MAX_LIVE_TOKENS,
   secretScanningKeys: undefined,
 }
 
@@ -134,6 +140,15 @@ const PARSERS: Readonly<Record<string, Parser>> = {
       )
     }
     return { maxTokenLifetimeDays: Number(value) }
+  },
+  '--max-live-tokens': (value) => {
+    if (!/^[1-9][0-9]{0,4}$/.test(value) || Number(value) > MAX_LIVE_TOKENS_LIMIT) {
+      throw new ConfigError(
+        ['--max-live-tokens'],
+        `${quote(value)} is not a whole number of tokens from 1 to ${MAX_LIVE_TOKENS_LIMIT}`,
+      )
+    }
+    return { maxLiveTokens: Number(value) }
   },
   '--secret-scanning-keys': (value) => {
     if (value === '') throw new ConfigError(['--secret-scanning-keys'], 'needs a file name')

@@ -6,6 +6,7 @@
  */
 import { ConfigError } from '../../src/index.js'
 import { quote } from './seed/messages.js'
+import { PagePaths } from './web/page-paths.js'
 
 /**
  * Parses `--public-url`: an `http` or `https` URL of an origin, an optional path prefix allowed
@@ -39,9 +40,15 @@ export function parsePublicUrl(value: string): string {
 export class PublicOrigin {
   readonly #configured: string | undefined
   #listening: string | undefined
+  /**
+   * The addresses the pages hand to browsers, under the path prefix (web/page-paths.ts); the front
+   * door routes requests under the prefix with it too (http/front-door.ts).
+   */
+  readonly pages: PagePaths
 
   constructor(publicUrl: string | undefined) {
     this.#configured = publicUrl
+    this.pages = new PagePaths(this.pathPrefix)
   }
 
   /** Records the address the server listens on. */

@@ -43,6 +43,8 @@ export interface StartServerOptions {
   readonly consents?: PendingConsentStore
   /** `--max-token-lifetime`, in days; absent: no cap. */
   readonly maxTokenLifetimeDays?: number | undefined
+  /** `--max-live-tokens`: live API tokens one user may hold; absent: the default, 100. */
+  readonly maxLiveTokens?: number | undefined
   /** `--secret-scanning-keys`, read (`readSecretScanningKeys`); absent: no leak endpoint. */
   readonly secretScanningKeys?: SecretScanningKeys | undefined
 }
@@ -90,6 +92,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
       ...(options.consents === undefined || shared !== undefined ? {} : { consents: options.consents }),
       publicUrl: options.publicUrl,
       maxTokenLifetimeDays: options.maxTokenLifetimeDays,
+      maxLiveTokens: options.maxLiveTokens,
       secretScanningKeys: options.secretScanningKeys,
     })
     const running = await BINDINGS[framework](app, {

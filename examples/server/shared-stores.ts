@@ -66,6 +66,7 @@ export async function openSharedStores(
   const tokens = new RedisTokenStore({
     redis: option.url,
     onError: (error) => reportError(error, 'token store'),
+    now,
   })
   const oauthState = new RedisOAuthStateStore({ redis: option.url })
   const sessions = new RedisSessionStore(option.url, now)

@@ -1,13 +1,13 @@
-import { type Deny, deny } from '../decisions/decision.js'
+import { type Deny, deny, rateLimited } from '../decisions/decision.js'
 import type { Principal } from '../decisions/principal.js'
 import { parseScopes } from '../decisions/scopes.js'
-import { TokenStoreError } from '../errors.js'
+import { TokenLookupLimitError, TokenStoreError } from '../errors.js'
 import { networkOfAddress } from '../restrictions/client-network.js'
 import { isAudienceOf } from '../tokens/audience.js'
 import { isWellFormedTokenAt, isWellFormedTokenValue } from '../tokens/token-format.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import { type TokenRecord, tokenStatusOfHash } from '../tokens/token-record.js'
-import type { TokenStore } from '../tokens/token-store.js'
+import type { TokenLookupContext, TokenStore } from '../tokens/token-store.js'
 import { parseBearerHeader } from './bearer.js'
 import { withDeadline } from './deadline.js'
 
@@ -47,6 +47,8 @@ export interface AuthenticateOptions {
   readonly resource?: () => string | undefined
   /** How long after a recorded use a token's `lastUsedAt` is written again. */
   readonly touchIntervalMs?: number
+  /** The length of the IPv6 network recorded beside a token's last use; 64 by default. */
+  readonly ipv6Prefix?: number
   /**
    * Told of every failure behind a 503 (the very value thrown or rejected), and of background
    * `touch` failures that change no answer: `store` for the token store, `adapter` for anything else.
@@ -205,6 +207,9 @@ function authenticate(
   return lookUp(token, options, input.clientAddress)
 }
 
+// What a store that looks tokens up by value is told of a request without a known client address.
+const NO_CONTEXT: TokenLookupContext = Object.freeze({})
+
 function lookUp(
   token: string,
   options: AuthenticateOptions,
@@ -216,7 +221,10 @@ function lookUp(
   const store = options.tokens
   try {
     // A store that asks the issuer (RFC 7662) needs the value; every other one sees only its hash.
-    found = store.findByValue === undefined ? store.findByHash(hash) : store.findByValue(token)
+    found =
+      store.findByValue === undefined
+        ? store.findByHash(hash)
+        : store.findByValue(token, clientAddress === undefined ? NO_CONTEXT : { clientAddress })
   } catch (error) {
     return storeFailure(options, error)
   }
@@ -228,8 +236,13 @@ function lookUp(
   )
 }
 
-// A failing store is a 503 the host can see: the hook hears the very value thrown or rejected.
+// A failing store is a 503 the host can see: the hook hears the very value thrown or rejected. A
+// store that refuses to pass on more lookups for the client's network is working as configured: a
+// 429 for that client, nothing for the hook.
 function storeFailure(options: AuthenticateOptions, error: unknown): AuthenticationResult {
+  if (error instanceof TokenLookupLimitError) {
+    return { ok: false, decision: rateLimited(error.retryAfterSeconds) }
+  }
   options.onError?.(error, 'store')
   return UNAVAILABLE
 }
@@ -293,7 +306,7 @@ function touch(
   touched.set(record.id, now)
   const report = (error: unknown) => options.onError?.(error, 'store')
   try {
-    const network = networkOfAddress(clientAddress)
+    const network = networkOfAddress(clientAddress, options.ipv6Prefix)
     const write =
       network === undefined
         ? options.tokens.touch(record.id, now)

@@ -3,7 +3,10 @@ import type { Deny } from '../decisions/decision.js'
 /** A denial rendered as HTTP: what every adapter sends, byte for byte. */
 export interface HttpDenial {
   readonly status: number
-  /** Lower-case header names: `content-type`, and `www-authenticate` where RFC 6750 asks for it. */
+  /**
+   * Lower-case header names: `content-type`, `www-authenticate` where RFC 6750 asks for it, and
+   * `retry-after` (whole seconds, RFC 9110 §10.2.3) on a `rate_limited` 429.
+   */
   readonly headers: Readonly<Record<string, string>>
   /** `{"error":{"status":403,"message":"Not authorized","code":"…"}}` */
   readonly body: string
@@ -56,7 +59,7 @@ export function wwwAuthenticate(
         ? 'Bearer error="insufficient_scope"'
         : `Bearer error="insufficient_scope", scope=${quoteHeaderValue(decision.scope)}`
   }
-  // Every other denial (403s other than scope, 404, 503) carries no challenge.
+  // Every other denial (403s other than scope, 404, 429, 503) carries no challenge.
   return undefined
 }
 
@@ -72,6 +75,7 @@ export function renderDenial(decision: Deny, realm: string, resourceMetadata?: s
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
   const challenge = wwwAuthenticate(decision, realm, resourceMetadata)
   if (challenge !== undefined) headers['www-authenticate'] = challenge
+  if (decision.retryAfter !== undefined) headers['retry-after'] = String(decision.retryAfter)
   const body = JSON.stringify({
     error: { status: decision.status, message: decision.message, code: decision.code },
   })

@@ -13,6 +13,8 @@ import type { Scope } from './scopes.js'
  * - `export_restricted` (403): the dataset's export restrictions forbid this data transfer.
  * - `invalid_input` (403): an operation, resource description or principal the policy cannot evaluate.
  * - `not_found` (404): the resource does not exist, or the caller may not learn that it does.
+ * - `rate_limited` (429): the token store refused to look up more unknown tokens from the client's
+ *   network for now (an introspecting store's miss budget); `retryAfter` says when to try again.
  * - `service_unavailable` (503): a token store or resource lookup failed or timed out.
  */
 export type DenyCode =
@@ -25,6 +27,7 @@ export type DenyCode =
   | 'export_restricted'
   | 'invalid_input'
   | 'not_found'
+  | 'rate_limited'
   | 'service_unavailable'
 
 /** The HTTP status of each denial code. */
@@ -38,6 +41,7 @@ export const DENY_STATUS = {
   export_restricted: 403,
   invalid_input: 403,
   not_found: 404,
+  rate_limited: 429,
   service_unavailable: 503,
 } as const satisfies Record<DenyCode, number>
 
@@ -50,6 +54,7 @@ export const STATUS_MESSAGES = {
   401: 'Invalid credentials',
   403: 'Not authorized',
   404: 'Not found',
+  429: 'Too many requests',
   503: 'Service unavailable',
 } as const satisfies Record<DenyStatus, string>
 
@@ -91,6 +96,8 @@ export interface Deny {
    * next ("the token is for another resource"); never a secret nor a detail of the data.
    */
   readonly description?: string
+  /** For `rate_limited`: whole seconds after which the client may try again (`Retry-After`). */
+  readonly retryAfter?: number
 }
 
 /** The core's answer to "may this principal do this?". */
@@ -161,6 +168,31 @@ export function withChallengeScope(decision: Deny, scope: Scope): Deny {
   if (denial === undefined) {
     denial = Object.freeze({ ...decision, scope })
     byScope.set(scope, denial)
+  }
+  return denial
+}
+
+/** The longest `Retry-After` a `rate_limited` denial names, in seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 3600
+
+// One shared value per whole second: at most MAX_RETRY_AFTER_SECONDS of them.
+const rateLimits = new Map<number, Deny>()
+
+/**
+ * The 429 `rate_limited` denial telling the client to try again after `seconds` (rounded up to a
+ * whole second, within 1–3600; anything that is not a number counts as 1): a shared, frozen value.
+ *
+ * @example
+ * rateLimited(12.3) // { allowed: false, status: 429, code: 'rate_limited', message: 'Too many requests', retryAfter: 13 }
+ */
+export function rateLimited(seconds: number): Deny {
+  const whole = Number.isFinite(seconds)
+    ? Math.min(Math.max(Math.ceil(seconds), 1), MAX_RETRY_AFTER_SECONDS)
+    : 1
+  let denial = rateLimits.get(whole)
+  if (denial === undefined) {
+    denial = Object.freeze({ ...deny('rate_limited'), retryAfter: whole })
+    rateLimits.set(whole, denial)
   }
   return denial
 }

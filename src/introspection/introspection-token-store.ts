@@ -1,12 +1,13 @@
 import { z } from 'zod'
 import { configErrorFromZod } from '../config-error.js'
 import { functionShape, isSecureEndpointUrl } from '../config-shapes.js'
-import { parseScopes } from '../decisions/scopes.js'
-import { TokenStoreError } from '../errors.js'
-import { tokenKindOf, tokenValueHint } from '../tokens/token-format.js'
+import { TokenLookupLimitError, TokenStoreError } from '../errors.js'
+import { networkOfAddress } from '../restrictions/client-network.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
-import { type TokenRecord, tokenRecordSchema } from '../tokens/token-record.js'
-import type { TokenStore } from '../tokens/token-store.js'
+import type { TokenRecord } from '../tokens/token-record.js'
+import type { TokenLookupContext, TokenStore } from '../tokens/token-store.js'
+import { recordOfAnswer } from './introspection-answer.js'
+import { MissBudget } from './miss-budget.js'
 
 /** Options of {@link IntrospectionTokenStore}. */
 export interface IntrospectionTokenStoreOptions {
@@ -20,12 +21,51 @@ export interface IntrospectionTokenStoreOptions {
   /** Its client secret, sent with `client_secret_basic` (RFC 6749 §2.3.1). */
   readonly clientSecret: string
   /**
-   * How long an answer, active or not, is reused, in ms: a token revoked at the issuer is refused
-   * here within this bound. Default 5000; 0 asks the issuer on every request; at most 60000.
+   * How long an active answer is reused, in ms: a token revoked at the issuer is refused here
+   * within this bound. Default 5000; 0 asks the issuer on every request; at most 60000.
    */
   readonly cacheTtlMs?: number
-  /** How many answers the cache holds at most; the oldest go first. Default 10000. */
+  /**
+   * How many active answers the cache holds at most; the least recently used go first. Default
+   * 10000, at most 1000000. A token seen active stays known (asked again when its answer is older
+   * than `cacheTtlMs`, without spending a miss budget) until it is pushed out or found inactive.
+   */
   readonly maxEntries?: number
+  /**
+   * How long an inactive answer is remembered, in ms, so that the same made-up or revoked token is
+   * not asked again. Default 60000; 0 remembers none; at most 600000. A token value is random: it
+   * does not become active after an inactive answer, unless an issuer answers before its own write
+   * of a new token is visible to it (a lagging replica), which would refuse that token here for as
+   * long.
+   */
+  readonly inactiveTtlMs?: number
+  /**
+   * How many inactive answers are remembered at most; the least recently used go first. Kept apart
+   * from the active answers, so that made-up tokens never push a real user's answer out. Default
+   * 10000, at most 1000000.
+   */
+  readonly maxInactiveEntries?: number
+  /**
+   * How many tokens not seen active (cache misses, each an introspection call) one client network
+   * may have asked about per `missWindowMs`: an IPv4 address, or an IPv6 /64 (`networkOfAddress`);
+   * requests whose address is unknown share one network. Past it, that network's requests with
+   * new tokens are refused (429 `rate_limited` with `Retry-After`) without asking the issuer.
+   * Default 30, 1–100000.
+   */
+  readonly missesPerNetwork?: number
+  /**
+   * How many misses every network together may cost per `missWindowMs`: the bound on the calls
+   * unauthenticated traffic can make this store send. Its last tenth is kept for networks that have
+   * spent less than half their own budget. Default 300; at least `missesPerNetwork`, at most 1000000.
+   */
+  readonly missesTotal?: number
+  /** The window the miss budgets refill over, in ms (continuously). Default 60000, 1000–3600000. */
+  readonly missWindowMs?: number
+  /**
+   * How many client networks' budgets are tracked at most; the least recently seen is forgotten
+   * (and starts afresh: `missesTotal` still bounds them all). Default 10000, 1–1000000.
+   */
+  readonly maxNetworks?: number
   /** How long one introspection request may take before it fails (503), in ms. Default 1500. */
   readonly timeoutMs?: number
   /** The fetch implementation; the global one by default (Node ≥ 20, Bun, Deno, Workers). */
@@ -34,45 +74,44 @@ export interface IntrospectionTokenStoreOptions {
   readonly now?: () => number
 }
 
-const optionsSchema = z.strictObject({
-  endpoint: z.string().refine(isSecureEndpointUrl, {
-    message: 'must be an absolute https URL (http only on a loopback host) without user info or fragment',
-  }),
-  clientId: z.string().regex(/^[\x21-\x7e]{1,80}$/, 'must be 1-80 visible ASCII characters'),
-  clientSecret: z.string().min(1, 'must not be empty'),
-  cacheTtlMs: z.number().int().min(0).max(60_000).default(5000),
-  maxEntries: z.number().int().min(1).max(1_000_000).default(10_000),
-  timeoutMs: z.number().int().positive().max(60_000).default(1500),
-  fetch: functionShape<typeof fetch>().optional(),
-  now: functionShape<() => number>().default(() => Date.now),
-})
-
-// RFC 7662 §2.2, as far as a guard needs it. An active answer must say what the token is for
-// (`scope`, `sub`) and that it is a bearer access token; anything else is garbage, never an allow.
-const secondsSchema = z
-  .number()
-  .int()
-  .nonnegative()
-  .max(Number.MAX_SAFE_INTEGER / 1000)
-const activeSchema = z.object({
-  active: z.literal(true),
-  scope: z.string(),
-  sub: z.string().min(1).max(256),
-  token_type: z.string().regex(/^bearer$/i),
-  client_id: z.string().optional(),
-  exp: secondsSchema.optional(),
-  iat: secondsSchema.optional(),
-  jti: z.string().optional(),
-})
-const answerSchema = z.union([z.object({ active: z.literal(false) }), activeSchema])
-
-const TOKEN_ID = /^[A-Za-z0-9_-]{1,64}$/
-const REMOTE_NAME = 'Introspected token'
+const optionsSchema = z
+  .strictObject({
+    endpoint: z.string().refine(isSecureEndpointUrl, {
+      message: 'must be an absolute https URL (http only on a loopback host) without user info or fragment',
+    }),
+    clientId: z.string().regex(/^[\x21-\x7e]{1,80}$/, 'must be 1-80 visible ASCII characters'),
+    clientSecret: z.string().min(1, 'must not be empty'),
+    cacheTtlMs: z.number().int().min(0).max(60_000).default(5000),
+    maxEntries: z.number().int().min(1).max(1_000_000).default(10_000),
+    inactiveTtlMs: z.number().int().min(0).max(600_000).default(60_000),
+    maxInactiveEntries: z.number().int().min(1).max(1_000_000).default(10_000),
+    missesPerNetwork: z.number().int().min(1).max(100_000).default(30),
+    missesTotal: z.number().int().min(1).max(1_000_000).default(300),
+    missWindowMs: z.number().int().min(1000).max(3_600_000).default(60_000),
+    maxNetworks: z.number().int().min(1).max(1_000_000).default(10_000),
+    timeoutMs: z.number().int().positive().max(60_000).default(1500),
+    fetch: functionShape<typeof fetch>().optional(),
+    now: functionShape<() => number>().default(() => Date.now),
+  })
+  .refine((options) => options.missesTotal >= options.missesPerNetwork, {
+    path: ['missesTotal'],
+    message: 'must be at least missesPerNetwork',
+  })
 
 type Entry = { readonly record: TokenRecord | undefined; readonly until: number }
 
+// The network of requests whose client address is unknown: they share one budget (fail closed).
+const UNKNOWN_NETWORK = 'unknown'
+
 function formEncode(text: string): string {
   return encodeURIComponent(text).replaceAll('%20', '+')
+}
+
+// Least recently used first: a Map iterates in insertion order, and a use moves a key to the end.
+function remember(cache: Map<string, Entry>, hash: string, entry: Entry, maxEntries: number): void {
+  cache.delete(hash)
+  cache.set(hash, entry)
+  if (cache.size > maxEntries) cache.delete(cache.keys().next().value!)
 }
 
 /**
@@ -81,12 +120,20 @@ function formEncode(text: string): string {
  * process, framework, language runtime or machine) guards its routes with the same adapters and the
  * same decisions, without sharing the token store.
  *
- * - Each answer, active or not, is cached by the token's SHA-256 (never its value) for
- *   `cacheTtlMs` (5 s by default): a token revoked at the issuer is refused here within that bound.
- *   The cache holds at most `maxEntries` answers; concurrent requests for one token share one call.
+ * - An active answer is cached by the token's SHA-256 (never its value) for `cacheTtlMs` (5 s by
+ *   default): a token revoked at the issuer is refused here within that bound. An inactive answer
+ *   is remembered for `inactiveTtlMs` (60 s), in a cache of its own. Both caches are bounded
+ *   (`maxEntries`, `maxInactiveEntries`); concurrent requests for one token share one call.
+ * - The answer's `aud` (RFC 7662 §2.2) becomes the record's `audience`: a policy with a `resource`
+ *   refuses a token meant for another resource (401 `invalid_token`).
+ * - Unauthenticated traffic cannot make it flood the issuer: a token it has not seen active costs a
+ *   miss, and misses are budgeted per client network (`missesPerNetwork`, 30 a minute) and in total
+ *   (`missesTotal`, 300 a minute). Past a budget the request is refused with 429 `rate_limited` and
+ *   `Retry-After`, without a call; tokens already seen active keep working whatever the budgets.
  * - Fails closed: a timeout, a network error, a status other than 200, or an answer that is not
- *   RFC 7662 JSON for a bearer token rejects with a `TokenStoreError`, which the policy answers
- *   with 503 (reported to its `onError`); a failure is never cached, and never an allow.
+ *   RFC 7662 JSON for a bearer token (a malformed `aud` included) rejects with a `TokenStoreError`,
+ *   which the policy answers with 503 (reported to its `onError`); a failure is never cached, and
+ *   never an allow.
  * - Writes (`save`, `update`) and listings are the issuer's: they reject. `touch` does nothing (the
  *   issuer does not learn of uses here).
  *
@@ -96,7 +143,7 @@ function formEncode(text: string): string {
  *   clientId: 'reports-api',
  *   clientSecret: process.env.INTROSPECTION_SECRET!,
  * })
- * const policy = createAccessPolicy({ tokens })
+ * const policy = createAccessPolicy({ tokens, resource: 'https://reports.example.org/api' })
  * @see https://www.rfc-editor.org/rfc/rfc7662
  */
 export class IntrospectionTokenStore implements TokenStore {
@@ -104,44 +151,74 @@ export class IntrospectionTokenStore implements TokenStore {
   readonly #authorization: string
   readonly #ttlMs: number
   readonly #maxEntries: number
+  readonly #inactiveTtlMs: number
+  readonly #maxInactiveEntries: number
   readonly #timeoutMs: number
   readonly #fetch: typeof fetch | undefined
   readonly #now: () => number
-  readonly #cache = new Map<string, Entry>()
+  readonly #budget: MissBudget
+  // Active answers, kept past their TTL as "seen active" until pushed out or found inactive.
+  readonly #active = new Map<string, Entry>()
+  readonly #inactive = new Map<string, Entry>()
   readonly #pending = new Map<string, Promise<TokenRecord | undefined>>()
 
   /** @throws {ConfigError} naming the offending option. */
   constructor(options: IntrospectionTokenStoreOptions) {
     const parsed = optionsSchema.safeParse(options)
     if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
-    const { endpoint, clientId, clientSecret, cacheTtlMs, maxEntries, timeoutMs, fetch, now } = parsed.data
-    this.#endpoint = endpoint
-    this.#authorization = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`
-    this.#ttlMs = cacheTtlMs
-    this.#maxEntries = maxEntries
-    this.#timeoutMs = timeoutMs
-    this.#fetch = fetch
-    this.#now = now
+    const o = parsed.data
+    this.#endpoint = o.endpoint
+    this.#authorization = `Basic ${btoa(`${formEncode(o.clientId)}:${formEncode(o.clientSecret)}`)}`
+    this.#ttlMs = o.cacheTtlMs
+    this.#maxEntries = o.maxEntries
+    this.#inactiveTtlMs = o.inactiveTtlMs
+    this.#maxInactiveEntries = o.maxInactiveEntries
+    this.#timeoutMs = o.timeoutMs
+    this.#fetch = o.fetch
+    this.#now = o.now
+    this.#budget = new MissBudget({
+      perNetwork: o.missesPerNetwork,
+      total: o.missesTotal,
+      windowMs: o.missWindowMs,
+      maxNetworks: o.maxNetworks,
+    })
   }
 
-  /** The issuer's answer about `value`, from the cache while it is fresh. */
-  findByValue(value: string): TokenRecord | undefined | Promise<TokenRecord | undefined> {
+  /**
+   * The issuer's answer about `value`, from the caches while they are fresh. A token not seen
+   * active costs a miss of the network of `context.clientAddress`; with that network's budget (or
+   * the total) spent, it throws a `TokenLookupLimitError` instead of asking the issuer.
+   */
+  findByValue(
+    value: string,
+    context?: TokenLookupContext,
+  ): TokenRecord | undefined | Promise<TokenRecord | undefined> {
     const hash = hashTokenValue(value)
-    const cached = this.#fresh(hash)
-    if (cached !== undefined) return cached.record
-    let pending = this.#pending.get(hash)
-    if (pending === undefined) {
-      pending = this.#introspect(value, hash).finally(() => this.#pending.delete(hash))
-      this.#pending.set(hash, pending)
+    const now = this.#now()
+    const known = this.#active.get(hash)
+    if (known !== undefined && now < known.until) {
+      remember(this.#active, hash, known, this.#maxEntries)
+      return known.record
     }
-    return pending
+    const refused = this.#inactive.get(hash)
+    // Written as "not before" so that a NaN clock counts as stale and asks again.
+    if (refused !== undefined && now < refused.until) return undefined
+    const pending = this.#pending.get(hash)
+    if (pending !== undefined) return pending
+    if (known === undefined) this.#spendMiss(context?.clientAddress, now)
+    const asked = this.#introspect(value, hash).finally(() => this.#pending.delete(hash))
+    this.#pending.set(hash, asked)
+    return asked
   }
 
-  /** A cached answer only: without the value, the issuer cannot be asked. */
+  /** A fresh cached answer only: without the value, the issuer cannot be asked. */
   findByHash(hash: string): TokenRecord | undefined {
-    const cached = this.#fresh(hash)
-    if (cached === undefined) throw new TokenStoreError('an introspection store looks tokens up by value')
-    return cached.record
+    const now = this.#now()
+    const known = this.#active.get(hash)
+    if (known !== undefined && now < known.until) return known.record
+    const refused = this.#inactive.get(hash)
+    if (refused !== undefined && now < refused.until) return undefined
+    throw new TokenStoreError('an introspection store looks tokens up by value')
   }
 
   async findById(_id: string): Promise<TokenRecord | undefined> {
@@ -162,23 +239,29 @@ export class IntrospectionTokenStore implements TokenStore {
 
   async touch(_id: string, _now: number): Promise<void> {}
 
-  #fresh(hash: string): Entry | undefined {
-    const entry = this.#cache.get(hash)
-    if (entry === undefined) return undefined
-    // Written as "not before" so that a NaN clock counts as stale and asks again.
-    if (this.#now() < entry.until) return entry
-    this.#cache.delete(hash)
-    return undefined
+  #spendMiss(clientAddress: string | undefined, now: number): void {
+    const network = networkOfAddress(clientAddress) ?? UNKNOWN_NETWORK
+    const verdict = this.#budget.take(network, now)
+    if (!verdict.ok) {
+      throw new TokenLookupLimitError(
+        'the introspection miss budget of the client network is spent',
+        Math.ceil(verdict.retryAfterMs / 1000),
+      )
+    }
   }
 
   async #introspect(value: string, hash: string): Promise<TokenRecord | undefined> {
     const asked = this.#now()
-    const record = recordOf(await this.#ask(value), value, hash, asked)
-    if (this.#ttlMs > 0) {
-      this.#cache.delete(hash)
-      this.#cache.set(hash, { record, until: asked + this.#ttlMs })
-      // A Map iterates in insertion order: the first key is the oldest answer.
-      if (this.#cache.size > this.#maxEntries) this.#cache.delete(this.#cache.keys().next().value!)
+    const record = recordOfAnswer(await this.#ask(value), value, hash, asked)
+    if (record === undefined) {
+      this.#active.delete(hash)
+      if (this.#inactiveTtlMs > 0) {
+        const entry = { record, until: asked + this.#inactiveTtlMs }
+        remember(this.#inactive, hash, entry, this.#maxInactiveEntries)
+      }
+    } else {
+      // Even with a TTL of 0: the token is then asked about every time, but as one seen active.
+      remember(this.#active, hash, { record, until: asked + this.#ttlMs }, this.#maxEntries)
     }
     return record
   }
@@ -215,37 +298,4 @@ export class IntrospectionTokenStore implements TokenStore {
 
 function readOnly(): TokenStoreError {
   return new TokenStoreError('an introspection store is read-only: tokens are managed by their issuer')
-}
-
-// The issuer's answer as the record the policy decides on; anything that does not make one is a
-// TokenStoreError (503), never an allow.
-function recordOf(answer: unknown, value: string, hash: string, now: number): TokenRecord | undefined {
-  const parsed = answerSchema.safeParse(answer)
-  if (!parsed.success) {
-    throw new TokenStoreError('the introspection endpoint answered something that is not RFC 7662', {
-      cause: parsed.error,
-    })
-  }
-  const body = parsed.data
-  if (!body.active) return undefined
-  const kind = tokenKindOf(value)
-  try {
-    const scopes = parseScopes(body.scope).granted
-    return tokenRecordSchema.parse({
-      id: body.jti !== undefined && TOKEN_ID.test(body.jti) ? body.jti : `rt_${hash.slice(0, 16)}`,
-      kind,
-      userId: body.sub,
-      name: REMOTE_NAME,
-      scopes,
-      hash,
-      hint: tokenValueHint(value),
-      createdAt: body.iat === undefined ? now : body.iat * 1000,
-      ...(body.exp !== undefined && { expiresAt: body.exp * 1000 }),
-      ...(kind === 'oauth' && body.client_id !== undefined && { clientId: body.client_id }),
-    })
-  } catch (cause) {
-    throw new TokenStoreError('the introspection endpoint answered a token this library cannot use', {
-      cause,
-    })
-  }
 }

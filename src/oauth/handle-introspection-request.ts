@@ -54,6 +54,11 @@ export type IntrospectionResponseBody =
       readonly iat: number
       /** The token's id (never its value), for logs and for a remote token store's records. */
       readonly jti?: string
+      /**
+       * The resources the token is for (RFC 8707, RFC 7662 §2.2): a string when it names one, an
+       * array when several; absent for a token usable at any of the issuer's resources.
+       */
+      readonly aud?: string | readonly string[]
     }
 
 /** The answer of the introspection endpoint: an RFC 7662 body, or a §5.2 error body, never cached. */
@@ -91,6 +96,7 @@ function describe(
     expiresAt: number | undefined
     bearer: boolean
     id: string | undefined
+    audience: readonly string[] | undefined
   }
   if (found.type === 'access') {
     const { record } = found
@@ -103,6 +109,7 @@ function describe(
       expiresAt: found.expiresAt,
       bearer: true,
       id: record.id,
+      audience: record.audience,
     }
   } else if (found.type === 'refresh') {
     const { family } = found
@@ -116,6 +123,7 @@ function describe(
       expiresAt: family.expiresAt,
       bearer: false,
       id: undefined,
+      audience: family.audience,
     }
   } else {
     return INACTIVE
@@ -131,7 +139,13 @@ function describe(
     ...(fields.expiresAt !== undefined && { exp: seconds(fields.expiresAt) }),
     iat: seconds(fields.createdAt),
     ...(fields.id !== undefined && { jti: fields.id }),
+    ...(fields.audience !== undefined && { aud: audienceClaim(fields.audience) }),
   }
+}
+
+// RFC 7662 §2.2 takes `aud` from JWT (RFC 7519 §4.1.3): one string, or an array of them.
+function audienceClaim(audience: readonly string[]): string | readonly string[] {
+  return audience.length === 1 ? audience[0]! : audience
 }
 
 /**
@@ -141,7 +155,8 @@ function describe(
  * grant, `unauthorized_client`. Then `{"active": false}` for anything not currently valid (unknown,
  * malformed, expired, revoked, a rotated refresh token), else `active`, `scope`, `client_id`,
  * `sub`, `username` (with {@link HandleIntrospectionRequestOptions.usernameOf}), `token_type`,
- * `exp`, `iat` and `jti` (the token's id). Works for API (`dap_`) and OAuth (`dao_`) access tokens
+ * `exp`, `iat`, `jti` (the token's id) and `aud` (the token's resources: a string for one, an array
+ * for several; absent for a token without audience). Works for API (`dap_`) and OAuth (`dao_`) access tokens
  * and for refresh tokens; never answers the token value. A store failure is `server_error` (503),
  * never `active`.
  *

@@ -17,6 +17,7 @@ import type { OAuthStateStore } from './oauth-state-store.js'
 import { redeemAuthorizationCode } from './redeem-authorization-code.js'
 import { redeemDeviceCode } from './redeem-device-code.js'
 import { refreshAccessToken } from './refresh-access-token.js'
+import { compileKnownResources, type KnownResources } from './resource-indicators.js'
 
 export type { TokenResponseBody } from './issue-tokens.js'
 
@@ -46,6 +47,11 @@ export type HandleTokenRequestOptions = {
   readonly refreshTokenTtlMs?: number
   /** Realm of the `WWW-Authenticate: Basic` challenge sent with `invalid_client`; `oauth` by default. */
   readonly realm?: string
+  /**
+   * The resources a `resource` parameter may name (RFC 8707); the same object as the authorization
+   * endpoints'. Without it, any `resource` is `invalid_target`.
+   */
+  readonly resources?: KnownResources | undefined
 }
 
 /** The answer of the token endpoint: a §5.1 token body or a §5.2 error body, never cached. */
@@ -68,16 +74,20 @@ const GRANT_HANDLERS: ReadonlyMap<string, GrantHandler> = new Map([
  * A confidential client authenticates with `client_secret_basic` or `client_secret_post`
  * (else `invalid_client`, 401, with a `WWW-Authenticate: Basic` challenge); no `client_id` means a
  * session client. Tokens are `dao_` OAuth tokens saved in `tokens`; registered offline clients also
- * get a rotating refresh token. A store or registry failure answers `server_error` (503).
+ * get a rotating refresh token. Tokens are for the audience the grant fixed at consent (RFC 8707);
+ * `resource` (repeatable) may narrow it, and naming a resource outside it is `invalid_target`, with
+ * nothing issued. A store or registry failure answers `server_error` (503).
  *
  * @throws {ConfigError} for a bad option (`realm`, a TTL), {@link InvalidArgumentError} for a bad `now`.
  * @example
  * const { status, headers, body } = await handleTokenRequest(params, {
  *   clients, state, tokens, now: Date.now(), authorization: req.headers.authorization,
+ *   resources: { known: [`${origin}/api/v1`], defaultResource: `${origin}/api/v1` },
  * })
  * reply.code(status).headers(headers).send(body)
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-5
  * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.4
+ * @see https://www.rfc-editor.org/rfc/rfc8707#section-2.2
  */
 export async function handleTokenRequest(
   params: OAuthParams,
@@ -97,6 +107,7 @@ export async function handleTokenRequest(
     DEFAULT_REFRESH_TOKEN_TTL_MS,
     MAX_TTL_MS,
   )
+  const resources = compileKnownResources(options.resources)
   try {
     const grantType = readParam(params, 'grant_type')
     if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required')
@@ -119,6 +130,7 @@ export async function handleTokenRequest(
       now: options.now,
       accessTokenTtlMs,
       refreshTokenTtlMs,
+      resources,
     }
     return successResponse(await handler(context, params))
   } catch (error) {

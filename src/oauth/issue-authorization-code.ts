@@ -19,6 +19,8 @@ export type IssueAuthorizationCodeOptions = {
   readonly store: OAuthStateStore
   /** Lifetime in ms, at most (and by default) 60 s. */
   readonly ttlMs?: number
+  /** The issuer identifier, added as `iss` to `location` (RFC 9207 §2). */
+  readonly issuer?: string | undefined
 }
 
 /** A freshly issued authorization code. */
@@ -26,19 +28,23 @@ export type IssueAuthorizationCodeResult = {
   /** The code; it exists only here and in `location`. */
   readonly code: string
   readonly expiresAt: number
-  /** The redirect URI with `code` and `state` added: where to send the browser (302/303). */
+  /** The redirect URI with `code`, `state` and `iss` added: where to send the browser (302/303). */
   readonly location: string
 }
 
 /**
  * Issues a single-use authorization code after the user approved: 190 random bits, stored only as
- * its SHA-256, bound to the client, redirect URI, code challenge, scopes and user, valid ≤ 60 s.
+ * its SHA-256, bound to the client, redirect URI, code challenge, scopes, audience (the request's,
+ * fixed here) and user, valid ≤ 60 s.
  *
  * @throws {ConfigError} for a bad `ttlMs`; {@link InvalidArgumentError} for a bad `now` or `userId`.
  * @example
- * const { location } = await issueAuthorizationCode({ request, userId: 'alice', now: Date.now(), store })
+ * const { location } = await issueAuthorizationCode({
+ *   request, userId: 'alice', now: Date.now(), store, issuer: 'https://data.example.org',
+ * })
  * reply.redirect(location, 303)
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2
+ * @see https://www.rfc-editor.org/rfc/rfc9207#section-2
  */
 export async function issueAuthorizationCode(
   options: IssueAuthorizationCodeOptions,
@@ -65,6 +71,7 @@ export async function issueAuthorizationCode(
     redirectUri: request.redirectUri,
     codeChallenge: request.codeChallenge,
     scopes: request.scopes.granted,
+    ...(request.audience !== undefined && { audience: request.audience }),
     createdAt: now,
     expiresAt,
     // Kept as long again, so that a late redemption hears "expired" rather than "unknown".
@@ -72,6 +79,6 @@ export async function issueAuthorizationCode(
     issuedTokenIds: [],
   }
   await options.store.saveAuthorizationCode(record)
-  const location = buildRedirectUrl(request.redirectUri, { code, state: request.state })
+  const location = buildRedirectUrl(request.redirectUri, { code, state: request.state, iss: options.issuer })
   return { code, expiresAt, location }
 }

@@ -5,6 +5,7 @@ import type { OAuthClient } from './oauth-client.js'
 import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
 import type { OAuthStateStore } from './oauth-state-store.js'
 import { generateFamilyId, generateOpaqueSecret, hashSecret } from './random-secret.js'
+import type { CompiledResources } from './resource-indicators.js'
 import { updateRecord } from './update-record.js'
 
 // Private helpers of the token endpoint; not part of the public API.
@@ -30,6 +31,8 @@ export type GrantContext = {
   readonly now: number
   readonly accessTokenTtlMs: number
   readonly refreshTokenTtlMs: number
+  /** The resources a `resource` parameter may name; `undefined` when the host declared none. */
+  readonly resources: CompiledResources | undefined
 }
 
 /** Tokens issued for one grant: the response body and what to record for a later revocation. */
@@ -63,15 +66,22 @@ export function familyIdOfRefreshToken(value: string): string | undefined {
   return REFRESH_TOKEN.test(value) ? `${FAMILY_PREFIX}${value.slice(0, FAMILY_PART)}` : undefined
 }
 
+/** What a grant gives: the user, scopes and audience of the tokens issued from it. */
+export type Grant = {
+  readonly userId: string
+  readonly scopes: readonly Scope[]
+  readonly audience: readonly string[] | undefined
+}
+
 /** Creates and saves an OAuth access token (`dao_`), without a refresh token. */
 export async function issueAccessToken(
   context: GrantContext,
-  userId: string,
-  scopes: readonly Scope[],
+  grant: Grant,
 ): Promise<{ readonly value: string; readonly token: IssuedAccessToken }> {
   const { record, value } = createOAuthToken({
-    userId,
-    scopes,
+    userId: grant.userId,
+    scopes: grant.scopes,
+    ...(grant.audience !== undefined && { audience: grant.audience }),
     ...(context.client !== undefined && { clientId: context.client.id }),
     now: context.now,
     ttlMs: context.accessTokenTtlMs,
@@ -97,15 +107,17 @@ export function tokenResponseBody(
 }
 
 /**
- * Issues an access token, and for a registered offline client a refresh token starting a new
- * family (contract §5: offline use needs a registered client; design §6: no client, no refresh).
+ * Issues an access token for `audience` (the grant's, or the subset the token request named), and
+ * for a registered offline client a refresh token starting a new family that keeps the grant's
+ * whole audience (offline use needs a registered client; no client, no refresh).
  */
 export async function issueTokens(
   context: GrantContext,
-  userId: string,
-  scopes: readonly Scope[],
+  grant: Grant,
+  audience: readonly string[] | undefined,
 ): Promise<IssuedTokens> {
-  const { value, token } = await issueAccessToken(context, userId, scopes)
+  const { userId, scopes } = grant
+  const { value, token } = await issueAccessToken(context, { userId, scopes, audience })
   const client = context.client
   if (client === undefined || !client.offline) {
     return { body: tokenResponseBody(context, value, scopes), accessToken: token, expiresAt: token.expiresAt }
@@ -120,6 +132,7 @@ export async function issueTokens(
     clientId: client.id,
     userId,
     scopes,
+    ...(grant.audience !== undefined && { audience: grant.audience }),
     tokenHashes: [hashSecret(refreshToken)],
     accessTokens: [token],
     createdAt: context.now,

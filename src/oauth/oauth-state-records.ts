@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { SCOPES, type Scope } from '../decisions/scopes.js'
+import { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from '../tokens/audience.js'
 
 /**
  * An issued authorization code, stored under the SHA-256 of its value. Single use: `redeemedAt` is
@@ -17,6 +18,8 @@ export type AuthorizationCodeRecord = {
   readonly redirectUri: string
   readonly codeChallenge: string
   readonly scopes: readonly Scope[]
+  /** The resources the grant is for (RFC 8707), fixed at consent; absent: any of the issuer's. */
+  readonly audience?: readonly string[]
   readonly createdAt: number
   /** The code cannot be redeemed from this instant on. */
   readonly expiresAt: number
@@ -47,6 +50,8 @@ export type DeviceGrantRecord = {
   readonly version: number
   readonly clientId?: string
   readonly scopes: readonly Scope[]
+  /** The resources the grant is for (RFC 8707), fixed at consent; absent: any of the issuer's. */
+  readonly audience?: readonly string[]
   readonly codeChallenge: string
   readonly createdAt: number
   readonly expiresAt: number
@@ -75,6 +80,8 @@ export type RefreshFamilyRecord = {
   readonly clientId: string
   readonly userId: string
   readonly scopes: readonly Scope[]
+  /** The family's audience, kept by every rotation: a refresh may narrow a token's, never this. */
+  readonly audience?: readonly string[]
   /** SHA-256 of the refresh tokens issued, oldest first (the most recent ones); the last is current. */
   readonly tokenHashes: readonly string[]
   readonly accessTokens: readonly IssuedAccessToken[]
@@ -96,6 +103,11 @@ const tokenIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/)
 const familyIdSchema = z.string().regex(/^rf_[0-9A-Za-z]{16}$/)
 const challengeSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be an S256 code challenge')
 const scopesSchema = z.array(z.enum(SCOPES)).readonly()
+const audienceSchema = z
+  .array(z.string().refine(isResourceIdentifier, RESOURCE_IDENTIFIER_RULE))
+  .min(1)
+  .max(MAX_AUDIENCE_SIZE)
+  .readonly()
 
 /** Validates an {@link AuthorizationCodeRecord}; stores check records with it on the way in and out. */
 export const authorizationCodeRecordSchema: z.ZodType<AuthorizationCodeRecord> = z
@@ -107,6 +119,7 @@ export const authorizationCodeRecordSchema: z.ZodType<AuthorizationCodeRecord> =
     redirectUri: z.string().min(1).max(2048),
     codeChallenge: challengeSchema,
     scopes: scopesSchema,
+    audience: audienceSchema.exactOptional(),
     createdAt: epochMsSchema,
     expiresAt: epochMsSchema,
     retainUntil: epochMsSchema,
@@ -125,6 +138,7 @@ export const deviceGrantRecordSchema: z.ZodType<DeviceGrantRecord> = z
     version: versionSchema,
     clientId: clientIdSchema.exactOptional(),
     scopes: scopesSchema,
+    audience: audienceSchema.exactOptional(),
     codeChallenge: challengeSchema,
     createdAt: epochMsSchema,
     expiresAt: epochMsSchema,
@@ -146,6 +160,7 @@ export const refreshFamilyRecordSchema: z.ZodType<RefreshFamilyRecord> = z
     clientId: clientIdSchema,
     userId: userIdSchema,
     scopes: scopesSchema,
+    audience: audienceSchema.exactOptional(),
     tokenHashes: z.array(hashSchema).min(1).readonly(),
     accessTokens: z
       .array(z.strictObject({ id: tokenIdSchema, expiresAt: epochMsSchema }).readonly())

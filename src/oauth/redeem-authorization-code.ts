@@ -10,6 +10,7 @@ import { type OAuthParams, readParam } from './oauth-params.js'
 import type { AuthorizationCodeRecord } from './oauth-state-records.js'
 import { readCodeVerifier } from './pkce-syntax.js'
 import { hashSecret } from './random-secret.js'
+import { narrowAudience, readRequestedResources } from './resource-indicators.js'
 import { updateRecord } from './update-record.js'
 import { requireMatchingVerifier } from './verify-pkce.js'
 
@@ -107,7 +108,8 @@ function checkBindings(
  * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6). The code is consumed by the
  * first attempt that names it, whatever the outcome: the client, redirect URI and verifier are
  * checked afterwards, so a code never survives a failed attempt. A reused code is `invalid_grant`
- * and revokes every token it issued (RFC 6749 §4.1.2).
+ * and revokes every token it issued (RFC 6749 §4.1.2). `resource` may narrow the token's audience
+ * to part of what the code grants (RFC 8707 §2.2); naming anything else is `invalid_target`.
  */
 export async function redeemAuthorizationCode(
   context: GrantContext,
@@ -116,8 +118,9 @@ export async function redeemAuthorizationCode(
   const value = readParam(params, 'code')
   if (value === undefined) throw new OAuthError('invalid_request', 'code is required')
   const verifier = readCodeVerifier(params)
-  // Read now, so that a repeated parameter is refused before the code is consumed.
+  // Read now, so that a repeated parameter or an unknown resource is refused before the code is consumed.
   readParam(params, 'redirect_uri')
+  readRequestedResources(params, context.resources)
   const hash = hashSecret(value)
   const consumed = await consume(context, hash)
   if (consumed.kind === 'unknown') throw invalidGrant('unknown authorization code')
@@ -127,7 +130,13 @@ export async function redeemAuthorizationCode(
   }
   const code = consumed.code
   checkBindings(context, code, params, verifier)
-  const issued = await issueTokens(context, code.userId, code.scopes)
+  // RFC 8707 §2.2: the token may be for fewer resources than the user approved, never more.
+  const audience = narrowAudience(params, context.resources, code.audience)
+  const issued = await issueTokens(
+    context,
+    { userId: code.userId, scopes: code.scopes, audience: code.audience },
+    audience,
+  )
   if (!(await recordIssued(context, hash, issued.accessToken.id, issued.refreshFamilyId, issued.expiresAt))) {
     await revokeAccessTokens(context.tokens, [issued.accessToken.id], context.now)
     if (issued.refreshFamilyId !== undefined) await revokeRefreshFamily(context, issued.refreshFamilyId)

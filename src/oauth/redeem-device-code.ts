@@ -5,6 +5,7 @@ import type { DeviceGrantRecord } from './oauth-state-records.js'
 import { readCodeVerifier } from './pkce-syntax.js'
 import { type DevicePollAnswer, pollDeviceGrant } from './poll-device-grant.js'
 import { hashSecret } from './random-secret.js'
+import { narrowAudience } from './resource-indicators.js'
 import { updateRecord } from './update-record.js'
 import { requireMatchingVerifier } from './verify-pkce.js'
 
@@ -18,11 +19,19 @@ const DESCRIPTIONS: Readonly<Record<Exclude<DevicePollAnswer, 'issue'>, string>>
   invalid_grant: 'the device code was already redeemed',
 }
 
-function checkBindings(context: GrantContext, grant: DeviceGrantRecord, verifier: string | undefined): void {
+// Checked inside the compare-and-set, before the grant is marked redeemed: a poll that fails them
+// changes nothing, and a `resource` outside the grant's audience issues nothing (RFC 8707 §2.2).
+function checkBindings(
+  context: GrantContext,
+  grant: DeviceGrantRecord,
+  verifier: string | undefined,
+  params: OAuthParams,
+): readonly string[] | undefined {
   if (grant.clientId !== context.client?.id) {
     throw new OAuthError('invalid_grant', 'the device code was issued to another client')
   }
   requireMatchingVerifier(verifier, grant.codeChallenge)
+  return narrowAudience(params, context.resources, grant.audience)
 }
 
 /**
@@ -41,21 +50,31 @@ export async function redeemDeviceCode(
   const hash = hashSecret(deviceCode)
   const outcome = await updateRecord<
     DeviceGrantRecord,
-    { readonly answer: DevicePollAnswer; readonly grant: DeviceGrantRecord } | undefined
+    | {
+        readonly answer: DevicePollAnswer
+        readonly grant: DeviceGrantRecord
+        readonly audience: readonly string[] | undefined
+      }
+    | undefined
   >(
     () => state.findDeviceGrant(hash, now),
     (next) => state.replaceDeviceGrant(next),
     (grant) => {
       if (grant === undefined) return { result: undefined }
-      checkBindings(context, grant, verifier)
+      const audience = checkBindings(context, grant, verifier, params)
       const { answer, next } = pollDeviceGrant(grant, now)
-      return next === undefined ? { result: { answer, grant } } : { result: { answer, grant }, next }
+      const result = { answer, grant, audience }
+      return next === undefined ? { result } : { result, next }
     },
   )
   if (outcome === undefined) throw new OAuthError('invalid_grant', 'unknown device code')
-  const { answer, grant } = outcome
+  const { answer, grant, audience } = outcome
   if (answer !== 'issue') throw new OAuthError(answer, DESCRIPTIONS[answer])
   // An approved grant always names the user who approved it.
-  const issued = await issueTokens(context, grant.userId!, grant.scopes)
+  const issued = await issueTokens(
+    context,
+    { userId: grant.userId!, scopes: grant.scopes, audience: grant.audience },
+    audience,
+  )
   return issued.body
 }

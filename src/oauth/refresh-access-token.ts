@@ -15,6 +15,7 @@ import { type OAuthParams, readParam } from './oauth-params.js'
 import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-records.js'
 import { hashSecret } from './random-secret.js'
 import { parseRequestedScopes } from './requested-scopes.js'
+import { narrowAudience } from './resource-indicators.js'
 import { updateRecord } from './update-record.js'
 
 // Private grant handler of the token endpoint; see handleTokenRequest.
@@ -79,7 +80,8 @@ async function failRotation(context: GrantContext, result: Exclude<Rotation, 'ro
 /**
  * The `refresh_token` grant (RFC 6749 §6) for registered offline clients, with rotation: each refresh
  * token works once and is replaced; presenting a rotated one revokes the whole family and every
- * access token it issued (RFC 9700 §4.14.2).
+ * access token it issued (RFC 9700 §4.14.2). `scope` and `resource` may narrow the new access
+ * token's scopes and audience, never widen them (`invalid_scope`, `invalid_target`).
  */
 export async function refreshAccessToken(
   context: GrantContext,
@@ -108,13 +110,19 @@ export async function refreshAccessToken(
   if (family === undefined) throw invalidGrant(FAILURES.unknown)
   if (family.clientId !== client.id) throw invalidGrant('the refresh token was issued to another client')
   const scopes = narrowScopes(family, scope)
+  // RFC 8707 §2.2: the new token may be for part of the family's audience; the family keeps it all.
+  const audience = narrowAudience(params, context.resources, family.audience)
   // Check before issuing anything, so that a dead refresh token creates no access token.
   const precheck = rotate(family, hash, now)
   if (precheck.result !== 'rotated') throw await failRotation(context, precheck.result, family.id)
 
   // The new access token is saved before the rotation is recorded: a concurrent reuse that revokes
   // the family then finds it, and if the rotation loses, it is revoked here.
-  const { value: accessToken, token } = await issueAccessToken(context, family.userId, scopes)
+  const { value: accessToken, token } = await issueAccessToken(context, {
+    userId: family.userId,
+    scopes,
+    audience,
+  })
   const refreshToken = generateRefreshToken(family.id)
   const newHash = hashSecret(refreshToken)
   const rotation = { newHash, token, ttlMs: context.refreshTokenTtlMs }

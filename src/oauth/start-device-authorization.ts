@@ -7,6 +7,7 @@ import type { OAuthStateStore } from './oauth-state-store.js'
 import { requireS256Challenge } from './pkce-syntax.js'
 import { generateOpaqueSecret, hashSecret } from './random-secret.js'
 import { parseRequestedScopes } from './requested-scopes.js'
+import { compileKnownResources, grantedAudience, type KnownResources } from './resource-indicators.js'
 import { formatUserCode, generateUserCode } from './user-code.js'
 
 /** Default lifetime of a device code and its user code: 600 s. */
@@ -24,6 +25,13 @@ export type StartDeviceAuthorizationOptions = {
   readonly clientId?: string | undefined
   /** The requested scope string; absent means `public` only. */
   readonly scope?: string | undefined
+  /** The requested `resource` values (RFC 8707 §2, repeatable); absent means the default resource. */
+  readonly resource?: string | readonly string[] | undefined
+  /**
+   * The resources `resource` may name, and the default one. Without it, any `resource` is
+   * `invalid_target` and tokens carry no audience.
+   */
+  readonly resources?: KnownResources | undefined
   readonly codeChallenge?: string | undefined
   /** Must be `S256`, exactly. */
   readonly codeChallengeMethod?: string | undefined
@@ -69,26 +77,32 @@ export function checkDeviceAuthorizationOptions(options: {
 }
 
 /**
- * Starts a device authorization: checks PKCE (S256 only) and the scope, then stores a pending grant
- * under the SHA-256 of a fresh device code (190 bits) and of a fresh user code (8 consonants).
+ * Starts a device authorization: checks PKCE (S256 only), the scope and the resources, then stores
+ * a pending grant, with the audience it will have, under the SHA-256 of a fresh device code
+ * (190 bits) and of a fresh user code (8 consonants).
  *
- * @throws {OAuthError} `invalid_request` (PKCE) or `invalid_scope`.
- * @throws {ConfigError} for a bad `verificationUri`, `expiresIn` or `interval`.
+ * @throws {OAuthError} `invalid_request` (PKCE), `invalid_scope` or `invalid_target` (RFC 8707 §2).
+ * @throws {ConfigError} for a bad `verificationUri`, `expiresIn`, `interval` or `resources`.
  * @example
  * const body = await startDeviceAuthorization({
  *   scope: 'data.metadata', codeChallenge, codeChallengeMethod: 'S256',
+ *   resource: 'https://data.example.org/api/v1',
+ *   resources: { known: ['https://data.example.org/api/v1'], defaultResource: 'https://data.example.org/api/v1' },
  *   verificationUri: 'https://auth.example/device', now: Date.now(), store,
  * })
  * body.user_code // 'WDJB-MJHT'
  * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.2
+ * @see https://www.rfc-editor.org/rfc/rfc8707#section-2
  */
 export async function startDeviceAuthorization(
   options: StartDeviceAuthorizationOptions,
 ): Promise<DeviceAuthorizationResponseBody> {
   const { now, verificationUri } = options
   const { expiresIn, interval } = checkDeviceAuthorizationOptions(options)
+  const resources = compileKnownResources(options.resources)
   const codeChallenge = requireS256Challenge(options.codeChallenge, options.codeChallengeMethod)
   const scopes = parseRequestedScopes(options.scope)
+  const audience = grantedAudience({ resource: options.resource }, resources)
   const deviceCode = generateOpaqueSecret()
   const expiresAt = now + expiresIn * 1000
   for (let draw = 0; draw < MAX_USER_CODE_DRAWS; draw++) {
@@ -99,6 +113,7 @@ export async function startDeviceAuthorization(
       version: 0,
       ...(options.clientId !== undefined && { clientId: options.clientId }),
       scopes: scopes.granted,
+      ...(audience !== undefined && { audience }),
       codeChallenge,
       createdAt: now,
       expiresAt,

@@ -6,6 +6,7 @@ import { type OAuthParams, readParam } from './oauth-params.js'
 import { requireS256Challenge } from './pkce-syntax.js'
 import { isAllowedRedirectUri } from './redirect-uri.js'
 import { parseRequestedScopes } from './requested-scopes.js'
+import { compileKnownResources, grantedAudience, type KnownResources } from './resource-indicators.js'
 
 /** A valid authorization request, ready for sign-in and consent. */
 export type AuthorizationRequest = {
@@ -17,6 +18,33 @@ export type AuthorizationRequest = {
   readonly state?: string
   /** The S256 code challenge. */
   readonly codeChallenge: string
+  /**
+   * The resources the token will be for (RFC 8707): those `resource` named, else the host's
+   * default resource; absent when the host declared no resources.
+   */
+  readonly audience?: readonly string[]
+}
+
+/**
+ * Options of {@link validateAuthorizationRequest}.
+ *
+ * @example
+ * const options: ValidateAuthorizationRequestOptions = {
+ *   resources: { known: ['https://data.example.org/api/v1'], defaultResource: 'https://data.example.org/api/v1' },
+ *   issuer: 'https://data.example.org',
+ * }
+ */
+export type ValidateAuthorizationRequestOptions = {
+  /**
+   * The resources a `resource` parameter may name, and the default one. Without it, any `resource`
+   * is `invalid_target` and tokens carry no audience.
+   */
+  readonly resources?: KnownResources | undefined
+  /**
+   * The issuer identifier, added as `iss` to every error redirect (RFC 9207); give it to
+   * {@link issueAuthorizationCode} too.
+   */
+  readonly issuer?: string | undefined
 }
 
 /**
@@ -87,19 +115,30 @@ async function verifyClientAndRedirect(
  * Rules: `response_type=code` (absent → `invalid_request`, another value →
  * `unsupported_response_type`); `code_challenge` with `code_challenge_method=S256` exactly (else
  * `invalid_request`); `scope` parsed with the core's scope rules (unknown → `invalid_scope`; absent →
- * `public` only); `state` passed through. Unknown parameters are ignored (RFC 6749 §3.1).
+ * `public` only); `resource` (repeatable) must name resources of `options.resources` (else
+ * `invalid_target`; absent → the default resource, RFC 8707 §2); `state` passed through. Unknown
+ * parameters are ignored (RFC 6749 §3.1). With `options.issuer`, error redirects carry `iss`
+ * (RFC 9207 §2).
  *
+ * @throws {ConfigError} for a bad `options.resources`.
  * @example
- * const result = await validateAuthorizationRequest(Object.fromEntries(url.searchParams), lookupClient)
+ * const result = await validateAuthorizationRequest(Object.fromEntries(url.searchParams), lookupClient, {
+ *   resources: { known: [`${origin}/api/v1`], defaultResource: `${origin}/api/v1` },
+ *   issuer: origin,
+ * })
  * if (!result.ok && result.respond === 'redirect') return reply.redirect(result.location, 303)
  * if (!result.ok) return reply.code(400).send(errorPage(result.error.error))
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-4.1.2.1
  * @see https://www.rfc-editor.org/rfc/rfc7636#section-4.4.1
+ * @see https://www.rfc-editor.org/rfc/rfc8707#section-2
+ * @see https://www.rfc-editor.org/rfc/rfc9207#section-2
  */
 export async function validateAuthorizationRequest(
   params: OAuthParams,
   lookupClient: LookupClient,
+  options: ValidateAuthorizationRequestOptions = {},
 ): Promise<ValidateAuthorizationRequestResult> {
+  const resources = compileKnownResources(options.resources)
   const verified = await verifyClientAndRedirect(params, lookupClient)
   if (verified instanceof OAuthError) return page(verified)
   const { client, redirectUri } = verified
@@ -116,12 +155,14 @@ export async function validateAuthorizationRequest(
       readParam(params, 'code_challenge_method'),
     )
     const scopes = parseRequestedScopes(readParam(params, 'scope'))
+    const audience = grantedAudience(params, resources)
     const request: AuthorizationRequest = {
       ...(client !== undefined && { clientId: client.id }),
       redirectUri,
       scopes,
       ...(state !== undefined && { state }),
       codeChallenge,
+      ...(audience !== undefined && { audience }),
     }
     return client === undefined ? { ok: true, request } : { ok: true, request, client }
   } catch (error) {
@@ -130,6 +171,7 @@ export async function validateAuthorizationRequest(
       error: error.error,
       error_description: error.error_description,
       state,
+      iss: options.issuer,
     })
     return { ok: false, respond: 'redirect', error, redirectUri, location }
   }

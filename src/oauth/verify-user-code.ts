@@ -34,6 +34,8 @@ export type DeviceGrantSummary = {
   readonly userCode: string
   readonly clientId?: string
   readonly scopes: ScopeSet
+  /** The resources the token will be for (RFC 8707), to show by name; absent: any of the issuer's. */
+  readonly audience?: readonly string[]
   readonly expiresAt: number
 }
 
@@ -59,6 +61,7 @@ function summarize(grant: DeviceGrantRecord, normalized: string): DeviceGrantSum
     userCode: formatUserCode(normalized),
     ...(grant.clientId !== undefined && { clientId: grant.clientId }),
     scopes: parseScopes(grant.scopes),
+    ...(grant.audience !== undefined && { audience: grant.audience }),
     expiresAt: grant.expiresAt,
   }
 }

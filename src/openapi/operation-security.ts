@@ -115,6 +115,7 @@ const STATUS_DESCRIPTIONS: Readonly<Record<DenyStatus, string>> = {
   401: 'No bearer token, or one that is malformed, unknown, expired or revoked.',
   403: 'Denied by the policy.',
   404: 'The resource does not exist, or the caller may not learn that it does.',
+  429: 'The token store refused to look up more unknown tokens from this network for now; `Retry-After` says when to try again.',
   503: 'A token store or resource lookup failed or timed out; the request was not allowed.',
 }
 
@@ -128,6 +129,7 @@ const CODE_DESCRIPTIONS: Readonly<Record<DenyCode, string>> = {
   export_restricted: "the dataset's export restrictions forbid this transfer of data content",
   invalid_input: 'a resource description the policy cannot evaluate',
   not_found: 'no such resource, or one hidden from the caller',
+  rate_limited: "the token store's lookup budget for the client's network is spent",
   service_unavailable: 'a store or lookup failure',
 }
 

@@ -13,10 +13,12 @@ export interface FixedClock {
 }
 
 /**
- * Creates a clock frozen at `start` (default {@link FIXED_NOW}); pass its `now` to the policy.
+ * Creates a clock frozen at `start` (default {@link FIXED_NOW}); pass its `now` to the policy and
+ * to the token store, which decides by it when a record's end has come.
  *
  * @example
  * const clock = fixedClock()
+ * const tokens = new MemoryTokenStore({ now: clock.now })
  * const policy = createAccessPolicy({ tokens, now: clock.now })
  * clock.advance(3_600_000)
  */

@@ -36,8 +36,14 @@ export interface TokenStore {
    * (RFC 7662 introspection, `IntrospectionTokenStore`). When present, authentication calls it
    * instead of {@link TokenStore.findByHash}; it answers the record of that value (whose `hash` is
    * the value's SHA-256), and must never log, store or forward the value anywhere but to the issuer.
+   * `context` says who asks, for a store that budgets what it passes on per client network; a
+   * store may throw (or reject with) a `TokenLookupLimitError` to have the request answered 429
+   * `rate_limited` with `Retry-After`.
    */
-  findByValue?(value: string): TokenRecord | undefined | Promise<TokenRecord | undefined>
+  findByValue?(
+    value: string,
+    context?: TokenLookupContext,
+  ): TokenRecord | undefined | Promise<TokenRecord | undefined>
   /** The record with this id, whatever its status. */
   findById(id: string): Promise<TokenRecord | undefined>
   /**
@@ -68,6 +74,20 @@ export interface TokenStore {
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: as for save.
   rotate?(record: TokenRecord): Promise<void | TokenWriteReceipt>
+}
+
+/**
+ * Who asks a {@link TokenStore.findByValue} lookup: what the adapter knows of the request.
+ *
+ * @example
+ * const record = await store.findByValue?.(value, { clientAddress: '203.0.113.9' })
+ */
+export interface TokenLookupContext {
+  /**
+   * The client address as the adapter's trusted-proxy handling resolved it (absent when unknown);
+   * `networkOfAddress` gives the network it counts in (an IPv6 client's /64).
+   */
+  readonly clientAddress?: string
 }
 
 /**

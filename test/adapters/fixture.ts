@@ -115,7 +115,7 @@ function faultyStore(inner: TokenStore, failingHash: string, hangingHash: string
 export async function createFixture(
   hooks: Pick<AccessPolicyOptions, 'onDecision' | 'onError'> = {},
 ): Promise<Fixture> {
-  const memory = new MemoryTokenStore()
+  const memory = new MemoryTokenStore({ now: () => NOW })
   const created = NOW - 60_000
   const save = async (token: { record: TokenRecord; value: string }): Promise<string> => {
     await memory.save(token.record)

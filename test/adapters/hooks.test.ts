@@ -14,8 +14,8 @@ import { FRAMEWORKS, type RunningApp } from './running-app.js'
 
 const express = createRequire(import.meta.url)('express') as typeof import('express')
 
-// Design §8, issue 13: `onDecision` hears the final answer of every request an adapter
-// authenticates or guards, `onError` every failure behind a 503 with the very value thrown.
+// `onDecision` is told of every request an adapter authenticates or guards, once its response is
+// done; `onError` of every failure behind a 503, with the very value thrown.
 interface Heard {
   readonly events: DecisionEvent[]
   readonly errors: [unknown, ErrorContext][]

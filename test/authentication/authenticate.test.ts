@@ -4,6 +4,7 @@ import { authenticateRequest, extractBearerToken } from '../../src/authenticatio
 import { parseBearerHeader } from '../../src/authentication/bearer.js'
 import { renderDenial } from '../../src/authentication/http-denial.js'
 import { ANONYMOUS } from '../../src/decisions/principal.js'
+import { TokenLookupLimitError } from '../../src/errors.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue as hashOf } from '../../src/tokens/token-hash.js'
@@ -605,13 +606,15 @@ describe('a store that looks tokens up by value (findByValue, RFC 7662 stores)',
         hashes.push(hash)
         return undefined
       },
-      findByValue: (value) => {
+      findByValue: (value, context) => {
         seen.push(value)
+        contexts.push(context)
         return answer(value) as TokenRecord | undefined
       },
     }
-    return { tokens, seen, hashes }
+    return { tokens, seen, hashes, contexts }
   }
+  const contexts: unknown[] = []
 
   test('is handed the value, never asked by hash, and its record authenticates (sync or async)', async () => {
     const record = (await store.findByHash(hashOf(good)))!
@@ -644,6 +647,42 @@ describe('a store that looks tokens up by value (findByValue, RFC 7662 stores)',
     const result = await authenticateRequest({ authorization: [`Bearer ${good}`] }, { ...options(), tokens })
     expect(result.ok ? 200 : result.decision.status).toBe(status)
   })
+
+  test('is told the client address, when the request has one', async () => {
+    const { tokens } = byValue(() => undefined)
+    contexts.length = 0
+    await authenticateRequest(
+      { authorization: [`Bearer ${good}`], clientAddress: '203.0.113.9' },
+      { ...options(), tokens },
+    )
+    await authenticateRequest({ authorization: [`Bearer ${good}`] }, { ...options(), tokens })
+    expect(contexts).toEqual([{ clientAddress: '203.0.113.9' }, {}])
+  })
+
+  test.each([
+    [
+      'throws',
+      () => {
+        throw new TokenLookupLimitError('budget spent', 7)
+      },
+    ],
+    ['rejects', () => Promise.reject(new TokenLookupLimitError('budget spent', 7))],
+  ])(
+    'a TokenLookupLimitError it %s is 429 rate_limited with Retry-After, not told to onError',
+    async (_name, answer) => {
+      const { tokens } = byValue(answer)
+      const errors: unknown[] = []
+      const result = await authenticateRequest(
+        { authorization: [`Bearer ${good}`] },
+        { ...options(), tokens, onError: (error) => errors.push(error) },
+      )
+      expect(result).toMatchObject({
+        ok: false,
+        decision: { status: 429, code: 'rate_limited', retryAfter: 7 },
+      })
+      expect(errors).toEqual([])
+    },
+  )
 
   test('is not asked about a malformed value', async () => {
     const { tokens, seen } = byValue(() => undefined)

@@ -1,6 +1,12 @@
 import { describe, expect, test } from 'vitest'
 import { quoteHeaderValue, renderDenial, wwwAuthenticate } from '../../src/authentication/http-denial.js'
-import { DENY_STATUS, type DenyCode, deny, STATUS_MESSAGES } from '../../src/decisions/decision.js'
+import {
+  DENY_STATUS,
+  type DenyCode,
+  deny,
+  rateLimited,
+  STATUS_MESSAGES,
+} from '../../src/decisions/decision.js'
 
 describe('renderDenial', () => {
   test.each([
@@ -12,6 +18,7 @@ describe('renderDenial', () => {
     ['export_restricted', 403, 'Not authorized', undefined],
     ['invalid_input', 403, 'Not authorized', undefined],
     ['not_found', 404, 'Not found', undefined],
+    ['rate_limited', 429, 'Too many requests', undefined],
     ['service_unavailable', 503, 'Service unavailable', undefined],
   ] as const)('%s → %i %s, WWW-Authenticate %j', (code, status, message, challenge) => {
     const rendered = renderDenial(deny(code), 'data-api')
@@ -23,6 +30,34 @@ describe('renderDenial', () => {
     expect(Object.keys(rendered.headers).sort()).toEqual(
       challenge === undefined ? ['content-type'] : ['content-type', 'www-authenticate'],
     )
+  })
+
+  test('rate_limited carries Retry-After in whole seconds, and no challenge', () => {
+    const rendered = renderDenial(rateLimited(12), 'data-api', 'https://rs.example/.well-known/x')
+    expect(rendered.status).toBe(429)
+    expect(rendered.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      'retry-after': '12',
+    })
+    expect(JSON.parse(rendered.body)).toEqual({
+      error: { status: 429, message: 'Too many requests', code: 'rate_limited' },
+    })
+  })
+
+  test.each([
+    [12, 12],
+    [0.2, 1],
+    [12.01, 13],
+    [0, 1],
+    [-5, 1],
+    [3600, 3600],
+    [99_999, 3600],
+    [Number.NaN, 1],
+    [Number.POSITIVE_INFINITY, 1],
+  ])('rateLimited(%s) says Retry-After %s, one shared value per second', (seconds, expected) => {
+    expect(rateLimited(seconds).retryAfter).toBe(expected)
+    expect(rateLimited(seconds)).toBe(rateLimited(expected))
+    expect(Object.isFrozen(rateLimited(seconds))).toBe(true)
   })
 
   test('insufficient_scope without a scope still challenges, naming no scope', () => {

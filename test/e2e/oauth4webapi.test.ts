@@ -4,7 +4,10 @@
  * and approves by posting the pages' forms, as they describe themselves) with a refresh, an
  * introspection as a resource server (RFC 7662) and a revocation (RFC 7009), and the device flow
  * (the test enters the user code and approves); issued tokens stop working when the server's clock
- * passes their expiry.
+ * passes their expiry. With resource indicators (RFC 8707): a token for the API and one for a
+ * seed resource the API refuses, an unknown resource refused as `invalid_target`, a refresh that
+ * cannot widen; and the library checks the `iss` of every authorization response (RFC 9207), which
+ * the metadata announces.
  */
 import * as oauth from 'oauth4webapi'
 import { describe, expect, test } from 'vitest'
@@ -15,6 +18,7 @@ import {
   BOB_PASSWORD,
   CLI_REDIRECT,
   CLI_SECRET,
+  REPORTS_RESOURCE,
   RS_SECRET,
 } from '../server/oauth-fixtures.js'
 import { useOAuthServers } from '../server/oauth-harness.js'
@@ -60,6 +64,95 @@ describe.each(FRAMEWORKS)('oauth4webapi against the reference server on %s', (fr
     expect(as.token_endpoint).toBe(`${origin()}/oauth/token`)
     expect(as.device_authorization_endpoint).toBe(`${origin()}/oauth/device_authorization`)
     expect(as.code_challenge_methods_supported).toEqual(['S256'])
+    expect(as.authorization_response_iss_parameter_supported).toBe(true)
+  })
+
+  // The browser's part of an authorization for `resources`: sign in as alice, approve; the callback.
+  async function approvedCallback(
+    as: oauth.AuthorizationServer,
+    verifier: string,
+    resources: readonly string[],
+  ): Promise<URL> {
+    const url = new URL(as.authorization_endpoint!)
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'cli',
+      redirect_uri: CLI_REDIRECT,
+      scope: 'data.overview',
+      state: 'st',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString()
+    for (const resource of resources) url.searchParams.append('resource', resource)
+    const browser = new PageAgent(origin())
+    const signIn = await browser.get(url.toString())
+    if (signIn.status !== 200) return new URL(signIn.location!)
+    const consent = await browser.submit(formWith(signIn.body, 'password'), {
+      handle: 'alice',
+      password: ALICE_PASSWORD,
+    })
+    const answer = await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
+    return new URL(answer.location!)
+  }
+
+  test('resource indicators: iss checked; a token per resource; unknown is invalid_target; no widening', async () => {
+    const as = await discover(origin())
+    const client: oauth.Client = { client_id: 'cli' }
+    const clientAuth = oauth.ClientSecretBasic(CLI_SECRET)
+    const api = `${origin()}/api/v1`
+    const verifier = oauth.generateRandomCodeVerifier()
+    const callback = await approvedCallback(as, verifier, [api, REPORTS_RESOURCE])
+    expect(callback.searchParams.get('iss')).toBe(as.issuer)
+
+    // RFC 9207: the library refuses a response from another issuer, or one without iss.
+    const forged = new URL(callback)
+    forged.searchParams.set('iss', 'https://evil.example')
+    expect(() => oauth.validateAuthResponse(as, client, forged, 'st')).toThrow(/iss/)
+    const stripped = new URL(callback)
+    stripped.searchParams.delete('iss')
+    expect(() => oauth.validateAuthResponse(as, client, stripped, 'st')).toThrow(/iss/)
+
+    const params = oauth.validateAuthResponse(as, client, callback, 'st')
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, CLI_REDIRECT, verifier, {
+        additionalParameters: { resource: REPORTS_RESOURCE },
+        ...INSECURE,
+      }),
+    )
+    // The token is for the reports tool: the API refuses it.
+    const refused = await list(origin(), '/api/v1/users/alice/datasets', tokens.access_token)
+    expect(refused.status).toBe(401)
+    expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"')
+
+    // A refresh narrows to the API (granted at consent), but cannot widen to an unknown resource.
+    const refresh = (resource: string, refreshToken: string) =>
+      oauth.refreshTokenGrantRequest(as, client, clientAuth, refreshToken, {
+        additionalParameters: { resource },
+        ...INSECURE,
+      })
+    await expect(
+      oauth.processRefreshTokenResponse(
+        as,
+        client,
+        await refresh('https://evil.example/mcp', tokens.refresh_token!),
+      ),
+    ).rejects.toMatchObject({ error: 'invalid_target' })
+    const forApi = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await refresh(api, tokens.refresh_token!),
+    )
+    expect((await list(origin(), '/api/v1/users/alice/datasets', forApi.access_token)).status).toBe(200)
+
+    // An unknown resource at the authorization endpoint: an invalid_target response, with iss.
+    const unknown = await approvedCallback(as, oauth.generateRandomCodeVerifier(), [
+      'https://evil.example/mcp',
+    ])
+    expect(() => oauth.validateAuthResponse(as, client, unknown, 'st')).toThrow(
+      expect.objectContaining({ error: 'invalid_target' }),
+    )
   })
 
   test('authorization code with PKCE: sign in, approve, list, refresh, introspect, revoke', async () => {

@@ -136,13 +136,12 @@ describe.each(FRAMEWORKS)('Python clients against the reference server on %s, be
     OAUTHLIB_INSECURE_TRANSPORT: '1',
   })
 
-  // The browser's part: the authorization URL names the issuer's public path; the pages are
-  // served by the server itself, whose relative redirects a browser behind the proxy would follow.
+  // The browser's part: the authorization URL names the issuer's public path, and the pages'
+  // forms and redirects stay under it (`/dap/signin`, `/dap/oauth/consent`), through the proxy.
   const approve = async (authorizationUrl: string) => {
     const url = new URL(authorizationUrl)
     expect(url.pathname).toBe(`${PREFIX}/oauth/authorize`)
-    const direct = `${server.url}/oauth/authorize${url.search}`
-    const { callback } = await authorizeThroughPages(new PageAgent(server.url), direct, {
+    const { callback } = await authorizeThroughPages(new PageAgent(url.origin), authorizationUrl, {
       handle: 'bob',
       password: BOB_PASSWORD,
     })
@@ -150,12 +149,13 @@ describe.each(FRAMEWORKS)('Python clients against the reference server on %s, be
   }
 
   test(
-    'authlib: discovery from the path-prefixed issuer, code + PKCE, refresh with rotation, introspection, revocation',
+    'authlib: discovery from the path-prefixed issuer, code + PKCE with resource and iss checked, no widening at refresh, refresh with rotation, introspection with aud, revocation',
     async () => {
       const run = await runRecipe(recipes().get('authlib')!, env(), approve)
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
       expect(run.summary).toMatchObject({
         first_call: 200,
+        widened: 'invalid_target',
         rotated: true,
         active: {
           active: true,
@@ -164,6 +164,7 @@ describe.each(FRAMEWORKS)('Python clients against the reference server on %s, be
           sub: 'bob',
           username: 'bob',
           token_type: 'Bearer',
+          aud: `${issuer}/api/v1`,
         },
         revoked: 200,
         after: { active: false },

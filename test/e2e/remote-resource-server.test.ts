@@ -4,6 +4,8 @@
  * IntrospectionTokenStore — the same adapters, the same decisions, no shared token store. A token
  * revoked through `/oauth/revoke` is refused by both servers within their bounds (the issuer at
  * once, the remote one within its cache TTL); an introspection outage is a 503 there, never a 200.
+ * The remote server guards its own resource (RFC 8707, the seed's reports resource): a token for the
+ * API alone is refused there, and one for the reports alone by the API.
  */
 import { createServer, type Server } from 'node:http'
 import { serve } from '@hono/node-server'
@@ -22,6 +24,7 @@ import {
   callApi,
   OAUTH_SEED,
   postForm,
+  REPORTS_RESOURCE,
   RS_SECRET,
   tokensThroughPages,
 } from '../server/oauth-fixtures.js'
@@ -44,6 +47,8 @@ async function startRemote(endpoint: string, cacheTtlMs: number): Promise<Remote
       cacheTtlMs,
       timeoutMs: 500,
     }),
+    // Its own resource identifier: a token the issuer gave for another resource is refused here.
+    resource: REPORTS_RESOURCE,
     onError: (error) => errors.push(error),
   })
   const app = new Hono<AccessEnv>()
@@ -62,6 +67,11 @@ async function startRemote(endpoint: string, cacheTtlMs: number): Promise<Remote
     serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server,
   )
   return { url: `http://127.0.0.1:${port}`, errors, close }
+}
+
+/** The resources a token for both servers names: the issuer's API and the remote reports. */
+function both(origin: string): readonly string[] {
+  return [`${origin}/api/v1`, REPORTS_RESOURCE]
 }
 
 async function status(url: string, token: string): Promise<number> {
@@ -97,22 +107,36 @@ describe.each(['fastify', 'express'] as const)(
     })
 
     test('both accept an active token with the scope, and refuse one without', async () => {
-      const tokens = await tokensThroughPages(issuer.url, 'data.metadata')
+      const tokens = await tokensThroughPages(issuer.url, 'data.metadata', both(issuer.url))
       expect(await callApi(issuer.url, ISSUER_PATH, tokens.access_token)).toBe(200)
       const response = await fetch(`${remote.url}${REMOTE_PATH}`, {
         headers: { authorization: `Bearer ${tokens.access_token}` },
       })
       expect(response.status).toBe(200)
       expect(await response.json()).toEqual({ report: 'weekly', reader: 'alice' })
-      const overview = await tokensThroughPages(issuer.url, 'data.overview')
+      const overview = await tokensThroughPages(issuer.url, 'data.overview', both(issuer.url))
       expect(await status(`${remote.url}${REMOTE_PATH}`, overview.access_token)).toBe(403)
       // The last character changed (to another one: a value ending in x would stay the same).
       const forged = `${tokens.access_token.slice(0, -1)}${tokens.access_token.endsWith('x') ? 'y' : 'x'}`
       expect(await status(`${remote.url}${REMOTE_PATH}`, forged)).toBe(401)
     })
 
+    test('a token for one resource is refused by the other (401 invalid_token)', async () => {
+      const forApi = await tokensThroughPages(issuer.url, 'data.metadata')
+      expect(await callApi(issuer.url, ISSUER_PATH, forApi.access_token)).toBe(200)
+      const refused = await fetch(`${remote.url}${REMOTE_PATH}`, {
+        headers: { authorization: `Bearer ${forApi.access_token}` },
+      })
+      await refused.arrayBuffer()
+      expect(refused.status).toBe(401)
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"')
+      const forReports = await tokensThroughPages(issuer.url, 'data.metadata', [REPORTS_RESOURCE])
+      expect(await status(`${remote.url}${REMOTE_PATH}`, forReports.access_token)).toBe(200)
+      expect(await callApi(issuer.url, ISSUER_PATH, forReports.access_token)).toBe(401)
+    })
+
     test('a token revoked through /oauth/revoke is refused by both within their bounds', async () => {
-      const tokens = await tokensThroughPages(issuer.url, 'data.metadata')
+      const tokens = await tokensThroughPages(issuer.url, 'data.metadata', both(issuer.url))
       expect(await status(`${remote.url}${REMOTE_PATH}`, tokens.access_token)).toBe(200)
       const revoked = await postForm(
         `${issuer.url}/oauth/revoke`,
@@ -144,7 +168,7 @@ describe('an introspection outage is a 503 on the remote server, never a 200', (
     // A real issuer, to get a token that is valid everywhere but on the broken endpoint.
     issuer = await startServer({ seed: await loadSeed(OAUTH_SEED), host: '127.0.0.1', port: 0 })
     closers.push(() => issuer.close())
-    token = (await tokensThroughPages(issuer.url, 'data.metadata')).access_token
+    token = (await tokensThroughPages(issuer.url, 'data.metadata', both(issuer.url))).access_token
     const broken = createServer((_request, response) => {
       if (mode === 'hang') return
       if (mode === 'error') return response.writeHead(500, { 'content-type': 'application/json' }).end('{}')
@@ -169,7 +193,7 @@ describe('an introspection outage is a 503 on the remote server, never a 200', (
 
   test('an issuer that is down', async () => {
     const down = await startServer({ seed: await loadSeed(OAUTH_SEED), host: '127.0.0.1', port: 0 })
-    const value = (await tokensThroughPages(down.url, 'data.metadata')).access_token
+    const value = (await tokensThroughPages(down.url, 'data.metadata', both(down.url))).access_token
     const remoteOfDown = await startRemote(`${down.url}/oauth/introspect`, 0)
     closers.push(() => remoteOfDown.close())
     expect(await status(`${remoteOfDown.url}${REMOTE_PATH}`, value)).toBe(200)

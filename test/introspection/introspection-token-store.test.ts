@@ -82,6 +82,16 @@ describe('IntrospectionTokenStore options', () => {
     [{ cacheTtlMs: -1 }, 'options.cacheTtlMs'],
     [{ maxEntries: 0 }, 'options.maxEntries'],
     [{ timeoutMs: 0 }, 'options.timeoutMs'],
+    [{ inactiveTtlMs: 600_001 }, 'options.inactiveTtlMs'],
+    [{ inactiveTtlMs: -1 }, 'options.inactiveTtlMs'],
+    [{ maxInactiveEntries: 0 }, 'options.maxInactiveEntries'],
+    [{ missesPerNetwork: 0 }, 'options.missesPerNetwork'],
+    [{ missesPerNetwork: 1.5 }, 'options.missesPerNetwork'],
+    [{ missesTotal: 0 }, 'options.missesTotal'],
+    [{ missesPerNetwork: 50, missesTotal: 40 }, 'options.missesTotal: must be at least missesPerNetwork'],
+    [{ missWindowMs: 999 }, 'options.missWindowMs'],
+    [{ missWindowMs: 3_600_001 }, 'options.missWindowMs'],
+    [{ maxNetworks: 0 }, 'options.maxNetworks'],
     [{ extra: 1 }, 'options: unknown key "extra"'],
   ])('%j is refused naming %s', (bad, name) => {
     const options = { endpoint: ENDPOINT, clientId: 'rs', clientSecret: 's', ...bad }
@@ -145,6 +155,29 @@ describe('answers', () => {
   })
 
   test.each([
+    ['no aud: no audience', undefined, undefined],
+    ['aud as a string (one resource)', 'https://api.example/v1', ['https://api.example/v1']],
+    [
+      'aud as an array (several)',
+      ['https://api.example/v1', 'https://mcp.example/'],
+      ['https://api.example/v1', 'https://mcp.example/'],
+    ],
+  ])('%s (RFC 7662 §2.2)', async (_name, aud, audience) => {
+    const { tokens } = setup(() => json({ ...ACTIVE, aud }))
+    const record = await tokens.findByValue(generateTokenValue('oauth'))
+    expect(record?.audience).toEqual(audience)
+  })
+
+  test.each([
+    ['an aud that is no resource identifier', 'not a uri'],
+    ['an aud of another type', 42],
+    ['an aud on an API token', 'https://api.example/v1'],
+  ])('%s is a 503, never an allow', async (name, aud) => {
+    const { check } = setup(() => json({ ...ACTIVE, aud }))
+    expect(await check(generateTokenValue(name.includes('API') ? 'api' : 'oauth'))).toBe(503)
+  })
+
+  test.each([
     ['inactive', { active: false }, 401],
     ['active but expired by its exp', { ...ACTIVE, exp: Math.floor(NOW / 1000) - 1 }, 401],
   ])('%s → %s', async (_name, body, status) => {
@@ -169,6 +202,11 @@ describe('answers', () => {
     ['a trailing space after the scopes', () => json({ ...ACTIVE, scope: 'public data.data ' })],
     ['a network error', () => Promise.reject(new TypeError('fetch failed'))],
     ['an array', () => json([ACTIVE])],
+    ['an aud that is not a resource identifier', () => json({ ...ACTIVE, aud: 'reports' })],
+    ['an aud with a fragment', () => json({ ...ACTIVE, aud: ['https://rs.example/api#x'] })],
+    ['an empty aud array', () => json({ ...ACTIVE, aud: [] })],
+    ['an aud that is a number', () => json({ ...ACTIVE, aud: 7 })],
+    ['an aud array holding a number', () => json({ ...ACTIVE, aud: ['https://rs.example/api', 7] })],
   ])('%s is a 503 reported to onError, never an allow, and never cached', async (_name, respond) => {
     const { check, errors, calls } = setup(respond)
     const value = generateTokenValue('oauth')
@@ -255,11 +293,25 @@ describe('the cache', () => {
   })
 })
 
+describe('findByHash', () => {
+  test('answers a fresh active answer, and refuses once it is stale (the value is needed to ask)', async () => {
+    const { tokens, advance } = setup(() => json(ACTIVE))
+    const value = generateTokenValue('oauth')
+    const record = await tokens.findByValue(value)
+    expect(tokens.findByHash(record!.hash)).toBe(record)
+    advance(5000)
+    expect(() => tokens.findByHash(record!.hash)).toThrow('by value')
+  })
+})
+
 describe('the rest of TokenStore', () => {
   test('writes and listings reject (the issuer manages tokens); touch does nothing', async () => {
     const { tokens } = setup(() => json(ACTIVE))
     await expect(tokens.findById('x')).rejects.toThrow('read-only')
     await expect(tokens.listByOwner('alice')).rejects.toThrow('read-only')
+    const record = (await tokens.findByValue(generateTokenValue('oauth')))!
+    await expect(tokens.save(record)).rejects.toThrow('read-only')
+    await expect(tokens.update(record)).rejects.toThrow('read-only')
     await expect(tokens.touch('x', NOW)).resolves.toBeUndefined()
     expect(() => tokens.findByHash('0'.repeat(64))).toThrow('by value')
   })

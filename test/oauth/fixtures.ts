@@ -74,7 +74,8 @@ export type World = {
 
 export function createWorld(): World {
   const state = new MemoryOAuthStateStore()
-  const tokens = new MemoryTokenStore()
+  // The store's clock stays at NOW: the tests' records (at NOW and after) are within their end.
+  const tokens = new MemoryTokenStore({ now: () => NOW })
   return {
     state,
     tokens,

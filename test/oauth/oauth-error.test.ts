@@ -30,9 +30,10 @@ describe('OAuthError', () => {
     expired_token: 400,
     temporarily_unavailable: 503,
     unsupported_token_type: 400,
+    invalid_target: 400,
   }
 
-  it('has a closed list of the RFC 6749, RFC 8628 and RFC 7009 codes', () => {
+  it('has a closed list of the RFC 6749, RFC 8628, RFC 7009 and RFC 8707 codes', () => {
     expect([...OAUTH_ERROR_CODES].sort()).toEqual(Object.keys(statuses).sort())
   })
 

@@ -145,6 +145,39 @@ export function describeOAuthStateStoreContract(
       })
     })
 
+    describe('audiences (RFC 8707)', () => {
+      const AUDIENCE = ['https://data.example.org/api/v1', 'https://data.example.org/mcp']
+
+      it('round-trips the audience of a code, a device grant and a family', async () => {
+        const codeRecord = code({ audience: AUDIENCE })
+        await store.saveAuthorizationCode(codeRecord)
+        expect(await store.findAuthorizationCode(codeRecord.hash, NOW)).toEqual(codeRecord)
+        const grantRecord = grant({ audience: AUDIENCE.slice(1) })
+        await store.saveDeviceGrant(grantRecord)
+        expect(await store.findDeviceGrant(grantRecord.deviceCodeHash, NOW)).toEqual(grantRecord)
+        const familyRecord = family({ audience: AUDIENCE })
+        await store.saveRefreshFamily(familyRecord)
+        expect(await store.findRefreshFamily(familyRecord.id, NOW)).toEqual(familyRecord)
+        const rotated = {
+          ...familyRecord,
+          version: 1,
+          tokenHashes: [...familyRecord.tokenHashes, randomHash()],
+        }
+        expect(await store.replaceRefreshFamily(rotated)).toBe(true)
+        expect((await store.findRefreshFamily(familyRecord.id, NOW))?.audience).toEqual(AUDIENCE)
+      })
+
+      it.each([
+        ['an empty audience', []],
+        ['a relative resource', ['/api/v1']],
+        ['a resource with a fragment', ['https://data.example.org/api#x']],
+      ])('refuses %s', async (_name, audience) => {
+        await expect(store.saveAuthorizationCode(code({ audience }))).rejects.toThrow(TokenStoreError)
+        await expect(store.saveDeviceGrant(grant({ audience }))).rejects.toThrow(TokenStoreError)
+        await expect(store.saveRefreshFamily(family({ audience }))).rejects.toThrow(TokenStoreError)
+      })
+    })
+
     describe('device grants', () => {
       it('finds a saved grant by device code hash and by user code hash, frozen', async () => {
         const record = grant({ clientId: 'cli' })

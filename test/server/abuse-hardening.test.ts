@@ -14,6 +14,7 @@ import type { AbuseLimits } from '../../examples/server/limits/abuse-limits.js'
 import { MemoryRateLimitStore } from '../../examples/server/limits/rate-limits.js'
 import { RedisRateLimitStore } from '../../examples/server/limits/redis-rate-limits.js'
 import {
+  MAX_PENDING_CONSENTS_PER_GRANT,
   MAX_PENDING_CONSENTS_PER_OWNER,
   MemoryPendingConsents,
 } from '../../examples/server/oauth/pending-consents.js'
@@ -413,22 +414,23 @@ async function enterSignedOut(
 }
 
 /**
- * One device code entered signed out in three browsers: the grant keeps its two newest consents,
- * so browsers, which cost nothing, cannot fill the store; the oldest browser is told to start again.
+ * One device code entered signed out in one browser more than the grant's bound: the grant keeps
+ * the pages opened first, so browsers, which cost nothing, can neither fill the store nor push out
+ * the page its owner opened; the last browser is told, with a 429, that the code is in use.
  */
-async function threeBrowsersOneCode(base: string, other = base): Promise<void> {
+async function browsersPastTheGrantBound(base: string, other = base): Promise<void> {
   const started = await postForm(`${base}/oauth/device_authorization`, DEVICE_PARAMS)
   expect(started.status).toBe(200)
   const userCode = started.body.user_code as string
-  const [oldest, second, newest] = [
-    await enterSignedOut(base, userCode),
-    await enterSignedOut(other, userCode),
-    await enterSignedOut(base, userCode),
-  ]
-  for (const { page } of [oldest!, second!, newest!]) expect(page.body).toContain('name="password"')
-  const forgotten = await signInThrough(oldest!.browser, oldest!.page, 'bob', BOB_PASSWORD)
-  expect(forgotten.body).toContain('That request has expired. Enter the code from your device again.')
-  for (const { browser, page } of [second!, newest!]) {
+  const opened: { browser: PageAgent; page: PageResponse }[] = []
+  for (let i = 0; i < MAX_PENDING_CONSENTS_PER_GRANT; i++) {
+    opened.push(await enterSignedOut(i % 2 === 0 ? base : other, userCode))
+  }
+  for (const { page } of opened) expect(page.body).toContain('name="password"')
+  const refused = await enterSignedOut(other, userCode)
+  expect(refused.page.status).toBe(429)
+  expect(refused.page.body).toContain('This code was already entered in')
+  for (const { browser, page } of opened) {
     const consent = await signInThrough(browser, page, 'alice', ALICE_PASSWORD)
     expect(consent.body).toContain(`<code>${userCode}</code>`)
   }
@@ -503,8 +505,8 @@ describe('consent pages on any instance of a shared store (8)', () => {
       expect(done.body).toContain('Device connected')
     })
 
-    test('one device code entered signed out in three browsers keeps its two newest consents', async () => {
-      await threeBrowsersOneCode(one.url, other.url)
+    test('one device code entered signed out in more browsers than its bound keeps the first pages, refuses the rest', async () => {
+      await browsersPastTheGrantBound(one.url, other.url)
     })
 
     test('one account pushes out only its own oldest consent, wherever it lies', async () => {
@@ -666,10 +668,10 @@ describe.each(STORES)('%s store: requests with a wrong client secret (5)', (stor
 })
 
 describe.each(FRAMEWORKS)('memory store, %s: signed-out consents per device grant (8)', (framework) => {
-  test('one device code entered signed out in three browsers keeps its two newest consents', async () => {
+  test('one device code entered signed out in more browsers than its bound keeps the first pages, refuses the rest', async () => {
     const server = await startServer({ seed: await oauthSeed(), framework, port: 0 })
     try {
-      await threeBrowsersOneCode(server.url)
+      await browsersPastTheGrantBound(server.url)
     } finally {
       await server.close()
     }

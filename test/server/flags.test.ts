@@ -32,6 +32,7 @@ describe('command line', () => {
       trustProxy: false,
       store: { kind: 'memory' },
       ipv6Prefix: 64,
+      maxLiveTokens: 100,
     })
   })
 
@@ -49,6 +50,7 @@ describe('command line', () => {
         '--store=memory',
         '--ipv6-prefix',
         '56',
+        '--max-live-tokens=500',
       ]),
     ).toEqual({
       seed: 'seed.json',
@@ -58,6 +60,7 @@ describe('command line', () => {
       trustProxy: ['loopback', '10.0.0.0/8'],
       store: { kind: 'memory' },
       ipv6Prefix: 56,
+      maxLiveTokens: 500,
     })
   })
 
@@ -91,6 +94,13 @@ describe('command line', () => {
         [
           ['--ipv6-prefix', value],
           `--ipv6-prefix: ${JSON.stringify(value)} is not a prefix length from 1 to 128`,
+        ] as const,
+    ),
+    ...['0', '10001', '012', '-1', '2.5', '1e3', ''].map(
+      (value) =>
+        [
+          ['--max-live-tokens', value],
+          `--max-live-tokens: ${JSON.stringify(value)} is not a whole number of tokens from 1 to 10000`,
         ] as const,
     ),
     // A prefix of length 0 is "true" spelt as a CIDR: every IPv4 (or IPv6) peer could forge its address.

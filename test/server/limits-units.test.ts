@@ -72,6 +72,7 @@ describe('MemoryPendingConsents', () => {
     expect(await consents.create(subject, 'grant:c', undefined)).toEqual({
       full: true,
       retryAfter: CONSENT_TTL_MS / 1000 - 1,
+      reason: 'server',
     })
     // A signed-in user is never refused for the signed-out entries' sake.
     expect(await consents.create(subject, 'user:alice', 's')).toMatchObject({ kind: 'code' })
@@ -82,18 +83,29 @@ describe('MemoryPendingConsents', () => {
     expect(await consents.claim('id' in first ? first.id : '', 's')).toBeUndefined()
   })
 
-  test('a device grant keeps its own bound before sign-in, whatever the users’ bound', async () => {
-    const consents = new MemoryPendingConsents(() => 0, 20, 100)
+  test('a device grant keeps its own bound before sign-in: past it a new page is refused, none is forgotten', async () => {
+    let now = 0
+    const consents = new MemoryPendingConsents(() => now, 20, 100)
     const ids: string[] = []
-    for (let i = 0; i < MAX_PENDING_CONSENTS_PER_GRANT + 1; i++) {
+    for (let i = 0; i < MAX_PENDING_CONSENTS_PER_GRANT; i++) {
+      now = i * 1000
       const created = await consents.create(subject, grantOwner('g1'), undefined)
       ids.push('id' in created ? created.id : '')
     }
+    // The next is refused until the grant's oldest page ends; other grants and users go on.
+    expect(await consents.create(subject, grantOwner('g1'), undefined)).toEqual({
+      full: true,
+      retryAfter: CONSENT_TTL_MS / 1000 - (MAX_PENDING_CONSENTS_PER_GRANT - 1),
+      reason: 'grant',
+    })
     const other = await consents.create(subject, grantOwner('g2'), undefined)
     expect(consents.size).toBe(MAX_PENDING_CONSENTS_PER_GRANT + 1)
-    expect(await consents.claim(ids[0], 's')).toBeUndefined()
-    for (const id of ids.slice(1)) expect(await consents.claim(id, 's')).toMatchObject({ id })
+    for (const id of ids) expect(await consents.claim(id, 's')).toMatchObject({ id })
     expect(await consents.claim('id' in other ? other.id : '', 't')).toMatchObject({ kind: 'code' })
+    // Once the oldest has ended, one more may open.
+    now = CONSENT_TTL_MS
+    expect(await consents.create(subject, grantOwner('g1'), undefined)).toMatchObject({ kind: 'code' })
+    expect(await consents.create(subject, grantOwner('g1'), undefined)).toMatchObject({ reason: 'grant' })
     expect(ownerBound('user:alice', 20)).toBe(20)
     expect(ownerBound(grantOwner('g1'), 20)).toBe(MAX_PENDING_CONSENTS_PER_GRANT)
   })

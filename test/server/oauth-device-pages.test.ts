@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'vitest'
 import { FRAMEWORKS } from '../../examples/server/flags.js'
+import { MAX_PENDING_CONSENTS_PER_GRANT } from '../../examples/server/oauth/pending-consents.js'
 import { formWith, PageAgent, type PageResponse, signInThrough } from './oauth-agent.js'
 import {
   ALICE_PASSWORD,
@@ -108,6 +109,28 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     expect(token.status).toBe(200)
     expect(token.body.scope).toBe('public data.metadata wokflow.read')
     expect(typeof token.body.refresh_token).toBe('string')
+  })
+
+  test('a grant’s code entered in more browsers than its bound: the rest get a clear 429, the first go on', async () => {
+    const { userCode } = await startGrant()
+    const enter = async (agent: PageAgent) =>
+      agent.submit(formWith((await agent.get('/device')).body, 'user_code'), { user_code: userCode })
+    const first = new PageAgent(origin())
+    const signIn = await enter(first)
+    expectPage(signIn)
+    for (let i = 1; i < MAX_PENDING_CONSENTS_PER_GRANT; i++) expectPage(await enter(new PageAgent(origin())))
+    for (let i = 0; i < 3; i++) {
+      const refused = await enter(new PageAgent(origin()))
+      expectPage(refused, 429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(refused.body).toContain(
+        `This code was already entered in ${MAX_PENDING_CONSENTS_PER_GRANT} other browsers, which are waiting for an answer.`,
+      )
+    }
+    // The page the first browser opened was not pushed out.
+    const consent = await signInThrough(first, signIn, 'alice', ALICE_PASSWORD)
+    expectPage(consent)
+    expect(consent.body).toContain(`<code>${userCode}</code>`)
   })
 
   test('signed in already: the consent page straight after the code; a session client is named as such', async () => {

@@ -17,6 +17,9 @@ export const RS_SECRET = 'rs-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 export const ALICE_PASSWORD = 'alice-test-password'
 export const BOB_PASSWORD = 'bob-test-password'
 
+/** The seed's resource server (RFC 8707): tokens for it are refused by the API. */
+export const REPORTS_RESOURCE = 'https://reports.example.org/mcp'
+
 /** The device flow's `grant_type` (RFC 8628 §3.4). */
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
@@ -49,6 +52,9 @@ export const OAUTH_SEED = {
     // A resource server's credential: it may introspect, and signs nobody in.
     { id: 'rs', secret: RS_SECRET, redirectUris: [], introspect: true },
   ],
+  // A resource server besides the API that tokens may be issued for (RFC 8707); its name is
+  // markup, which the consent page must escape.
+  resources: [{ uri: REPORTS_RESOURCE, name: 'Reports <b>tool</b> & "co"' }],
 }
 
 /** A test clock: epoch ms, moved by the tests. */
@@ -173,22 +179,29 @@ export async function callApi(origin: string, path: string, token: string): Prom
   return response.status
 }
 
-/** Alice's tokens for the confidential offline client `cli`: the pages, then the token endpoint. */
+/**
+ * Alice's tokens for the confidential offline client `cli`: the pages, then the token endpoint;
+ * for the API, or for the `resources` named (RFC 8707).
+ */
 export async function tokensThroughPages(
   origin: string,
   scope = 'data.data',
+  resources: readonly string[] = [],
 ): Promise<{ readonly access_token: string; readonly refresh_token: string }> {
   const { verifier, challenge } = pkcePair()
-  const url = authorizeUrl(origin, {
-    response_type: 'code',
-    client_id: 'cli',
-    redirect_uri: CLI_REDIRECT,
-    scope,
-    state: 's',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  })
-  const { callback } = await authorizeThroughPages(new PageAgent(origin), url, {
+  const url = new URL(
+    authorizeUrl(origin, {
+      response_type: 'code',
+      client_id: 'cli',
+      redirect_uri: CLI_REDIRECT,
+      scope,
+      state: 's',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }),
+  )
+  for (const resource of resources) url.searchParams.append('resource', resource)
+  const { callback } = await authorizeThroughPages(new PageAgent(origin), url.href, {
     handle: 'alice',
     password: ALICE_PASSWORD,
   })

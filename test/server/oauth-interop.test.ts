@@ -50,6 +50,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_GRANT],
       code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -63,7 +64,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
     const metadataUrl = `${origin()}/.well-known/oauth-protected-resource/api/v1`
     expect(denied.status).toBe(401)
     expect(denied.headers.get('www-authenticate')).toBe(
-      `Bearer realm="data-api", resource_metadata="${metadataUrl}"`,
+      `Bearer realm="data-api", scope="data.overview", resource_metadata="${metadataUrl}"`,
     )
     const metadata = await fetch(metadataUrl)
     expect(await metadata.json()).toEqual({
@@ -215,7 +216,7 @@ describe.each(FRAMEWORKS)(
       const denied = await fetch(`${server.url}${API_PATH}`)
       await denied.arrayBuffer()
       expect(denied.headers.get('www-authenticate')).toBe(
-        'Bearer realm="data-api", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
+        'Bearer realm="data-api", scope="data.overview", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
       )
     })
   },
@@ -262,7 +263,11 @@ describe.each(FRAMEWORKS)('introspection has a budget of its own on %s', (framew
   beforeAll(async () => {
     server = await start({
       framework,
-      limits: { token: { max: 1, windowMs: 60_000 }, introspection: { max: 3, windowMs: 60_000 } },
+      limits: {
+        token: { max: 1, windowMs: 60_000 },
+        introspection: { max: 3, windowMs: 60_000 },
+        introspectionInactive: { max: 3, windowMs: 60_000 },
+      },
     })
   })
 
@@ -274,11 +279,40 @@ describe.each(FRAMEWORKS)('introspection has a budget of its own on %s', (framew
     // That limit is now spent: a caller without credentials, or with a wrong secret, is over it.
     expectLimited(await introspect())
     expectLimited(await introspect({ authorization: basic('rs', 'wrong') }))
-    // The proven resource server goes on, up to its own limit.
+    // The proven resource server goes on, up to its own limit (for inactive answers, here).
     for (let i = 0; i < 3; i++) expect((await introspect(RS_AUTH)).status).toBe(200)
     expectLimited(await introspect(RS_AUTH))
   })
 })
+
+describe.each(FRAMEWORKS)(
+  "a resource server relaying junk spends its junk budget, not its users' on %s",
+  (framework) => {
+    let server: StartedServer
+    beforeAll(async () => {
+      server = await start({
+        framework,
+        limits: {
+          introspection: { max: 4, windowMs: 60_000 },
+          introspectionInactive: { max: 2, windowMs: 60_000 },
+        },
+      })
+    })
+
+    test('inactive answers are counted apart from active ones', async () => {
+      const { access_token: real } = await cliTokens(server.url, 'data.metadata')
+      const introspect = (token: string) => postForm(`${server.url}/oauth/introspect`, { token }, RS_AUTH)
+      // The first call proves the secret (counted as the token endpoint's).
+      expect((await introspect(real)).body).toMatchObject({ active: true })
+      for (let i = 0; i < 2; i++) expect((await introspect(`junk${i}`)).body).toEqual({ active: false })
+      expectLimited(await introspect('junk2'))
+      expectLimited(await introspect('junk3'))
+      // Junk spent its own budget only: the real token is answered up to the active budget.
+      for (let i = 0; i < 4; i++) expect((await introspect(real)).body).toMatchObject({ active: true })
+      expectLimited(await introspect(real))
+    })
+  },
+)
 
 function expectLimited(answer: { status: number; body: unknown }) {
   expect(answer.status).toBe(429)

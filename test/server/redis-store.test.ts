@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { RedisTokenStore } from '../../adapters/redis/index.js'
+import { RedisPendingConsents } from '../../examples/server/oauth/redis-pending-consents.js'
+import { parseScopes } from '../../src/index.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import { rescopeToken, revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
@@ -71,7 +73,18 @@ beforeAll(async () => {
   redis = await startRedisServer()
   const seed = join(directory, 'seed.json')
   writeFileSync(seed, JSON.stringify(SEED))
-  const common = ['--seed', seed, '--store', redis.url, '--port', '0']
+  // One public URL for both, as behind a load balancer: the tokens either issues are for the API
+  // both serve (RFC 8707 audience `{public-url}/api/v1`).
+  const common = [
+    '--seed',
+    seed,
+    '--store',
+    redis.url,
+    '--port',
+    '0',
+    '--public-url',
+    'http://127.0.0.1:8443',
+  ]
   // Two frameworks: the instances share state, not code paths.
   ;[a, b] = await Promise.all([
     startInstance([...common, '--framework', 'fastify']),
@@ -398,4 +411,38 @@ describe('two reference servers on one Redis', () => {
     },
     PATIENT_TEST,
   )
+})
+
+describe('pending consents on Redis keep the audience (RFC 8707)', () => {
+  test('a code consent and a device consent come back with the resources they were shown with', async () => {
+    const consents = new RedisPendingConsents(redis.url, Date.now)
+    await consents.ready()
+    try {
+      const audience = ['https://data.example.org/api/v1', 'https://reports.example.org/mcp']
+      const request = {
+        redirectUri: 'http://127.0.0.1:8765/cb',
+        scopes: parseScopes(['data.metadata']),
+        codeChallenge: pkcePair().challenge,
+        audience,
+      }
+      const code = await consents.create({ kind: 'code', request, client: undefined }, 'user:alice', 'sa')
+      if ('full' in code) throw new Error('full')
+      expect(await consents.take(code.id, 'sa')).toMatchObject({ kind: 'code', request: { audience } })
+      const grant = {
+        grantId: 'g'.repeat(64),
+        userCode: 'WDJB-MJHT',
+        scopes: parseScopes(['data.metadata']),
+        audience: audience.slice(1),
+        expiresAt: Date.now() + 60_000,
+      }
+      const device = await consents.create({ kind: 'device', grant, client: undefined }, 'user:alice', 'sa')
+      if ('full' in device) throw new Error('full')
+      expect(await consents.take(device.id, 'sa')).toMatchObject({
+        kind: 'device',
+        grant: { audience: audience.slice(1) },
+      })
+    } finally {
+      await consents.close()
+    }
+  })
 })

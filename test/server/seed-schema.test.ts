@@ -2,7 +2,7 @@ import { inspect } from 'node:util'
 import { describe, expect, test } from 'vitest'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { parseSeed } from '../../examples/server/seed/schema.js'
-import { ConfigError } from '../../src/index.js'
+import { ConfigError, RESOURCE_IDENTIFIER_RULE } from '../../src/index.js'
 
 const ALICE = 'dap_9dzMtUcaWCDPen7A6qZ22SWPZrBH2Tke23VPIp'
 const BOB = 'dap_nylvAnFwueaXrE1htKmge6DBocagMgau1JMrMh'
@@ -45,6 +45,7 @@ function baseSeed(): Json {
       { user: 'bob', name: 'bob', scopes: [], value: BOB },
     ],
     clients: [{ id: 'cli', secret: 'shh', redirectUris: ['http://127.0.0.1:8765/cb'], offline: true }],
+    resources: [{ uri: 'https://reports.example.org/mcp', name: 'Reports' }],
   }
 }
 
@@ -278,6 +279,31 @@ const BAD_SEEDS: readonly (readonly [string, Json, string])[] = [
     'introspect that is not a boolean',
     seedWith((s) => (s.clients[0].introspect = 'yes')),
     'clients[0].introspect: "yes" is not a boolean',
+  ],
+  [
+    'a resource with a fragment',
+    seedWith((s) => (s.resources[0].uri = 'https://reports.example.org/mcp#x')),
+    `resources[0].uri: "https://reports.example.org/mcp#x" is not a resource identifier: it ${RESOURCE_IDENTIFIER_RULE}`,
+  ],
+  [
+    'a relative resource',
+    seedWith((s) => (s.resources[0].uri = '/mcp')),
+    `resources[0].uri: "/mcp" is not a resource identifier: it ${RESOURCE_IDENTIFIER_RULE}`,
+  ],
+  [
+    'a duplicate resource',
+    seedWith((s) => s.resources.push({ uri: 'https://reports.example.org/mcp', name: 'Again' })),
+    'resources[1].uri: "https://reports.example.org/mcp" is already a resource',
+  ],
+  [
+    'a resource without a name',
+    seedWith((s) => (s.resources[0].name = ' ')),
+    'resources[0].name: must not be empty or start or end with white space',
+  ],
+  [
+    'a resource with an unknown field',
+    seedWith((s) => (s.resources[0].scopes = ['public'])),
+    'resources[0].scopes: unknown key',
   ],
 ]
 

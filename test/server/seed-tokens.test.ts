@@ -54,7 +54,7 @@ async function stored(store: TokenStore, value: string): Promise<TokenRecord> {
 
 /** A store that already holds the first seed's tokens, as another instance left it. */
 async function storeWith(tokens: readonly SeedToken[]): Promise<MemoryTokenStore> {
-  const store = new MemoryTokenStore()
+  const store = new MemoryTokenStore({ now: () => T0 })
   await loadSeedTokens(store, await recordsOf(tokens), { warn: () => {} })
   return store
 }
@@ -67,7 +67,7 @@ async function load(store: TokenStore, tokens: readonly SeedToken[], now = T0 + 
 
 describe('seed tokens into a store that already holds them', () => {
   test('a new seed token is saved; a second load changes nothing and says nothing', async () => {
-    const store = new MemoryTokenStore()
+    const store = new MemoryTokenStore({ now: () => T0 })
     expect(await load(store, [{ value: CI, name: 'ci' }])).toEqual([])
     const first = await stored(store, CI)
     expect(first).toMatchObject({ name: 'ci', scopes: ['public', 'data.overview'] })
@@ -154,7 +154,7 @@ describe('seed tokens into a store that already holds them', () => {
   })
 
   test('two instances loading one seed together: saved once, revoked once, no error', async () => {
-    const store = new MemoryTokenStore()
+    const store = new MemoryTokenStore({ now: () => T0 })
     const seed = [{ value: CI, name: 'ci' }]
     await Promise.all([load(store, seed), load(store, seed)])
     expect(await store.listByOwner('alice')).toHaveLength(1)

@@ -18,6 +18,7 @@ import {
 } from '../../examples/server/web/csrf.js'
 import { escapeHtml, renderPage } from '../../examples/server/web/html.js'
 import { safeNext } from '../../examples/server/web/next-path.js'
+import { PagePaths } from '../../examples/server/web/page-paths.js'
 import {
   MemorySessionStore,
   SESSION_ABSOLUTE_MS,
@@ -109,7 +110,7 @@ describe('result headers', () => {
   })
 
   test('renderPage admits exactly its own scripts in the CSP', () => {
-    const page = renderPage({ title: 'T', body: '', scripts: ['console.log(1)'] })
+    const page = renderPage({ paths: new PagePaths(), title: 'T', body: '', scripts: ['console.log(1)'] })
     const csp = page.kind === 'html' ? String(page.headers?.['content-security-policy']) : ''
     expect(csp).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'/)
     expect(csp).toContain("frame-ancestors 'none'")
@@ -122,7 +123,7 @@ describe('next', () => {
     '/settings/tokens',
     '/',
     '/oauth/authorize?client_id=cli&scope=data.data%20wokflow.read&state=x',
-  ])('keeps %s', (next) => expect(safeNext(next)).toBe(next))
+  ])('keeps %s', (next) => expect(safeNext(next, new PagePaths())).toBe(next))
 
   test.each([
     'https://evil.example',
@@ -139,15 +140,18 @@ describe('next', () => {
     undefined,
     `/${'a'.repeat(4096)}`,
     '/a?"<x>',
-  ])('drops %j', (next) => expect(safeNext(next)).toBeUndefined())
+  ])('drops %j', (next) => expect(safeNext(next, new PagePaths())).toBeUndefined())
 
   test('the sign-in address keeps slashes readable and escapes the rest', () => {
-    expect(signInLocation('/settings/tokens')).toBe('/signin?next=/settings/tokens')
-    expect(signInLocation('/oauth/authorize?a=1&b=2')).toBe('/signin?next=/oauth/authorize%3Fa%3D1%26b%3D2')
-    expect(new URLSearchParams(signInLocation('/oauth/authorize?a=1&b=2').split('?')[1]).get('next')).toBe(
-      '/oauth/authorize?a=1&b=2',
+    const root = new PagePaths()
+    expect(signInLocation(root, '/settings/tokens')).toBe('/signin?next=/settings/tokens')
+    expect(signInLocation(root, '/oauth/authorize?a=1&b=2')).toBe(
+      '/signin?next=/oauth/authorize%3Fa%3D1%26b%3D2',
     )
-    expect(signInLocation(undefined)).toBe('/signin')
+    expect(
+      new URLSearchParams(signInLocation(root, '/oauth/authorize?a=1&b=2').split('?')[1]).get('next'),
+    ).toBe('/oauth/authorize?a=1&b=2')
+    expect(signInLocation(root, undefined)).toBe('/signin')
   })
 })
 

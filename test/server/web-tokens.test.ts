@@ -124,7 +124,7 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
         .split('<tr>')
         .find((row) => row.includes('nightly export')),
     ).toMatch(
-      /<time [^>]+>[^<]+<\/time><br><span class="hint">from <code>127\.0\.0\.1<\/code><\/span><\/td>\s*<td>Never<\/td>/,
+      /<time [^>]+>[^<]+<\/time><br><span class="hint">from <code>127\.0\.0\.1<\/code><\/span><\/td>\s*<td data-label="Expires">Never<\/td>/,
     )
 
     // Rescope to overview: the very next metadata request falls short.

@@ -14,29 +14,45 @@ import {
   tokenStatusOfHash,
   touchToken,
 } from '../../src/tokens/token-record.js'
+import { EXPIRED_DISPLAY_MS, REVOKED_DISPLAY_MS, tokenRetainUntil } from '../../src/tokens/token-retention.js'
 import type { TokenStore } from '../../src/tokens/token-store.js'
 
 // A frozen clock: 2025-01-01T00:00:00Z.
 const NOW = Date.UTC(2025, 0, 1)
 
+/** What the suite may ask of a store's backing storage (Redis) beyond the TokenStore interface. */
+export interface TokenStoreContractOptions {
+  /**
+   * The remaining lifetime (ms, Redis `PTTL`: -1 for none) of every key the store holds for these
+   * records of `owner`, index entries included; the suite checks that each ends with its record.
+   */
+  readonly keyLifetimes?: (owner: string, records: readonly TokenRecord[]) => Promise<readonly number[]>
+}
+
 /**
  * The behaviour every {@link TokenStore} must show, as a vitest suite. `makeStore` is called before
- * each test; the suite uses fresh random ids, hashes and owners, so a shared backing store (one Redis
- * database for the whole run) need not be emptied between tests.
+ * each test with the suite's clock, which the store must use to decide when a record's end
+ * (`tokenRetainUntil`) has come; the suite moves it. It uses fresh random ids, hashes and owners,
+ * so a shared backing store (one Redis database for the whole run) need not be emptied between
+ * tests, and a store made once may be handed out again (the clock is the same function).
  *
  * @example
- * describeTokenStoreContract('MemoryTokenStore', () => new MemoryTokenStore())
+ * describeTokenStoreContract('MemoryTokenStore', (now) => new MemoryTokenStore({ now }))
  */
 export function describeTokenStoreContract(
   name: string,
-  makeStore: () => TokenStore | Promise<TokenStore>,
+  makeStore: (now: () => number) => TokenStore | Promise<TokenStore>,
+  options: TokenStoreContractOptions = {},
 ): void {
   describe(`${name} keeps the TokenStore contract`, () => {
     let store: TokenStore
     let owner: string
+    let clock = NOW
+    const now = () => clock
 
     beforeEach(async () => {
-      store = await makeStore()
+      clock = NOW
+      store = await makeStore(now)
       owner = `user-${generateRandomBase62(12)}`
     })
 
@@ -373,6 +389,138 @@ export function describeTokenStoreContract(
         await expect(store.update(renameToken(record, 'stale'))).rejects.toThrow(TokenStoreError)
         expect(await store.findById(record.id)).toEqual(rotated)
       })
+    })
+
+    describe('every record has an end', () => {
+      // The record, a value of it, and its end.
+      type Ending = { record: TokenRecord; value: string; end: number }
+      const cases: [string, () => Promise<Ending>][] = [
+        [
+          'a revoked token',
+          async () => {
+            const { record, value } = create()
+            await store.save(record)
+            const revoked = revokeToken(record, NOW + 5)
+            await store.update(revoked)
+            return { record: revoked, value, end: NOW + 5 + REVOKED_DISPLAY_MS }
+          },
+        ],
+        [
+          'an expired token',
+          async () => {
+            const { record, value } = create({ expiresAt: NOW + 1000 })
+            await store.save(record)
+            return { record, value, end: NOW + 1000 + EXPIRED_DISPLAY_MS }
+          },
+        ],
+        [
+          'an expired OAuth token',
+          async () => {
+            const { record, value } = createOAuthToken({
+              userId: owner,
+              scopes: '',
+              clientId: 'cli',
+              now: NOW,
+            })
+            await store.save(record)
+            return { record, value, end: record.expiresAt! + EXPIRED_DISPLAY_MS }
+          },
+        ],
+        [
+          'a revoked token that would expire later',
+          async () => {
+            const { record, value } = create({ lifetimeDays: 90 })
+            await store.save(record)
+            const revoked = revokeToken(record, NOW + 5)
+            await store.update(revoked)
+            return { record: revoked, value, end: record.expiresAt! + EXPIRED_DISPLAY_MS }
+          },
+        ],
+        [
+          'a rotated token, by its replaced value',
+          async () => {
+            const { record, value } = create({ lifetimeDays: 7 })
+            await store.save(record)
+            const rotated = rotateToken(record, { overlapMs: 3_600_000, now: NOW + 10 }).record
+            await store.rotate?.(rotated)
+            const revoked = revokeToken(rotated, NOW + 20)
+            await store.update(revoked)
+            return { record: revoked, value, end: tokenRetainUntil(revoked)! }
+          },
+        ],
+      ]
+
+      it.each(cases)('keeps %s until its end, then no lookup or listing returns it', async (_, make) => {
+        const { record, value, end } = await make()
+        clock = end - 1
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(record)
+        expect(await store.findById(record.id)).toEqual(record)
+        expect(await store.listByOwner(owner)).toEqual([record])
+        clock = end
+        expect(await store.findByHash(hashTokenValue(value))).toBeUndefined()
+        expect(await store.findByHash(record.hash)).toBeUndefined()
+        expect(await store.findById(record.id)).toBeUndefined()
+        expect(await store.listByOwner(owner)).toEqual([])
+        await expect(store.update(renameToken(record, 'late'))).rejects.toThrow(TokenStoreError)
+        await expect(store.touch(record.id, end)).rejects.toThrow(TokenStoreError)
+      })
+
+      it('keeps a live token without expiry for good, and one that expires until its end', async () => {
+        const forever = await saved({ name: 'forever' })
+        const dated = await saved({ name: 'dated', expiresAt: NOW + 2000 })
+        clock = NOW + 2000 + EXPIRED_DISPLAY_MS
+        await store.touch(forever.id, clock)
+        expect(await store.listByOwner(owner)).toEqual([{ ...forever, lastUsedAt: clock }])
+        clock = NOW + 100 * 365 * 86_400_000
+        expect((await store.findById(forever.id))?.id).toBe(forever.id)
+        expect(await store.findById(dated.id)).toBeUndefined()
+      })
+
+      it('keeps the end a touch or rename leaves alone, and moves it with a revocation', async () => {
+        const { record, value } = create({ expiresAt: NOW + 1000 })
+        await store.save(record)
+        await store.touch(record.id, NOW + 500, '203.0.113.7')
+        await store.update(renameToken((await store.findById(record.id))!, 'renamed'))
+        clock = NOW + 1000 + EXPIRED_DISPLAY_MS - 1
+        const revoked = revokeToken((await store.findById(record.id))!, clock)
+        await store.update(revoked)
+        clock = NOW + 1000 + EXPIRED_DISPLAY_MS + 1
+        expect(await store.findByHash(hashTokenValue(value))).toEqual(revoked)
+        clock = revoked.revokedAt! + REVOKED_DISPLAY_MS
+        expect(await store.findByHash(hashTokenValue(value))).toBeUndefined()
+      })
+
+      it('lets nothing outlive the end of many revoked tokens', async () => {
+        const values: string[] = []
+        for (let index = 0; index < 20; index++) {
+          const { record, value } = create({ name: `churn ${index}`, now: NOW + index })
+          await store.save(record)
+          await store.update(revokeToken(record, NOW + index))
+          values.push(value)
+        }
+        clock = NOW + 19 + REVOKED_DISPLAY_MS
+        await store.save(create({ name: 'after', now: clock }).record)
+        expect((await store.listByOwner(owner)).map((record) => record.name)).toEqual(['after'])
+        for (const value of values) expect(await store.findByHash(hashTokenValue(value))).toBeUndefined()
+      })
+
+      const keyLifetimes = options.keyLifetimes
+      if (keyLifetimes !== undefined) {
+        it('gives every key of a record that ends an expiry at its end, and none to a live token', async () => {
+          const { end, record } = await cases[4]![1]()
+          const ended = await keyLifetimes(owner, [record])
+          expect(ended.length).toBeGreaterThanOrEqual(3)
+          // The keys end with the record, give or take the store's grace and the time the test took.
+          for (const lifetime of ended) {
+            expect(lifetime).toBeGreaterThan(0)
+            expect(lifetime).toBeLessThanOrEqual(end - NOW + 120_000)
+          }
+          expect(Math.max(...ended)).toBeGreaterThan(end - NOW - 120_000)
+          // A live token without expiry: its keys, and the owner index that now holds it, stay.
+          const forever = await saved({ name: 'forever' })
+          for (const lifetime of await keyLifetimes(owner, [forever])) expect(lifetime).toBe(-1)
+        })
+      }
     })
   })
 }

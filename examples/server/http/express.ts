@@ -8,7 +8,14 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import { accessControl, requestOrigin } from '../../../adapters/express/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import { bodyLimits, bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
+import {
+  bodyLimits,
+  bodyReader,
+  LARGE_BODY_DEADLINE_MS,
+  largeBodyClaims,
+  type ReadBody,
+  readRequestBody,
+} from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -44,10 +51,17 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   // `req.body`, which the adapter checks for an `access_token`, and keeps the bytes for the handlers.
   const bodies = new WeakMap<Request, ReadBody>()
   const limitOf = bodyLimits(app.routeSets)
+  const claimOf = largeBodyClaims(app.routeSets, (address) => app.guard.network(address))
   web.use(async function parseBody(req: Request, _res: Response, next: express.NextFunction) {
     try {
       const contentType = req.headers['content-type']
-      const { read, parameters } = await readRequestBody(req, contentType, limitOf(req.method, req.url))
+      const { read, parameters } = await readRequestBody(
+        req,
+        contentType,
+        limitOf(req.method, req.url),
+        LARGE_BODY_DEADLINE_MS,
+        claimOf(req.method, req.url, req.headers, () => requestOrigin(req).clientAddress),
+      )
       bodies.set(req, read)
       req.body = parameters
       next()

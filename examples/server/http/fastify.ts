@@ -8,7 +8,14 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { accessControl, requestOrigin } from '../../../adapters/fastify/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import { bodyLimits, bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
+import {
+  bodyLimits,
+  bodyReader,
+  LARGE_BODY_DEADLINE_MS,
+  largeBodyClaims,
+  type ReadBody,
+  readRequestBody,
+} from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -60,9 +67,17 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   })
   // Fastify's own bodyLimit does not apply to a parser that reads the stream itself: this cap does.
   const limitOf = bodyLimits(app.routeSets)
+  const claimOf = largeBodyClaims(app.routeSets, (address) => app.guard.network(address))
   web.addContentTypeParser('*', function parseBody(request, payload, done) {
-    const limit = limitOf(request.raw.method, request.raw.url)
-    readRequestBody(payload, contentTypes.get(request.raw), limit).then(({ read, parameters }) => {
+    const { method, url, headers } = request.raw
+    const claim = claimOf(method, url, headers, () => requestOrigin(request).clientAddress)
+    readRequestBody(
+      payload,
+      contentTypes.get(request.raw),
+      limitOf(method, url),
+      LARGE_BODY_DEADLINE_MS,
+      claim,
+    ).then(({ read, parameters }) => {
       bodies.set(request, read)
       done(null, parameters)
     }, done)

@@ -2,7 +2,8 @@
  * The Node HTTP server every binding runs on. Its request listener is a front door in front of
  * the framework: a non-canonical target (request/target.ts) or a method no route uses is answered
  * with the policy's 404 before any router runs, so Express, Fastify and Hono never see the requests
- * on which their routers differ (percent-escapes, dot segments, Express's automatic OPTIONS).
+ * on which their routers differ (percent-escapes, dot segments, Express's automatic OPTIONS); a
+ * target under the public URL's path prefix reaches them without the prefix ({@link routeTarget}).
  */
 import {
   createServer,
@@ -59,6 +60,19 @@ function methodsOf(app: App): ReadonlySet<string> {
   return methods
 }
 
+/**
+ * The target the routers see. Behind a proxy that forwards `/PREFIX/…` as it is (the path of
+ * `--public-url`), a request under the prefix is routed without it, here and nowhere else, so
+ * every route answers there as the pages' own addresses say (web/page-paths.ts). Any other target
+ * is routed as it came: `/.well-known/…` at the host's root, or a proxy that strips the prefix.
+ *
+ * @example
+ * routeTarget(app, '/dap/signin?next=/dap/settings/tokens') // '/signin?next=/dap/settings/tokens' with --public-url …/dap
+ */
+export function routeTarget(app: Pick<App, 'origin'>, target: string | undefined): string | undefined {
+  return target === undefined ? undefined : (app.origin.pages.route(target) ?? target)
+}
+
 /** Wraps a framework's request listener in the front door. */
 export function frontDoor(
   app: App,
@@ -71,7 +85,13 @@ export function frontDoor(
       writeJson(response, 400, { error: { status: 400, message: 'Bad request', code: 'invalid_host' } })
       return
     }
-    if (methods.has(request.method ?? '') && isCanonicalTarget(request.url)) {
+    if (!methods.has(request.method ?? '')) {
+      response.writeHead(notFound.status, notFound.headers).end(notFound.body)
+      return
+    }
+    const target = routeTarget(app, request.url)
+    if (isCanonicalTarget(target)) {
+      request.url = target
       next(request, response)
       return
     }

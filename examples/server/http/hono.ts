@@ -11,7 +11,14 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { type AccessEnv, accessControl } from '../../../adapters/hono/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import { type BodyLimit, bodyLimits, bodyReader, type ReadBody, readRequestBody } from '../request/body.js'
+import {
+  bodyLimits,
+  bodyReader,
+  LARGE_BODY_DEADLINE_MS,
+  largeBodyClaims,
+  type ReadBody,
+  readRequestBody,
+} from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -32,11 +39,22 @@ const bodies = new WeakMap<IncomingMessage, ReadBody>()
  * `access_token` as on any Hono app, and the handlers read the same bytes. A body past the cap
  * reaches Hono empty (its handler answers 413).
  */
-function readBodyAhead(limitOf: BodyLimit): MiddlewareHandler<Env> {
+function readBodyAhead(
+  app: App,
+  clientAddress: (c: Context<Env>) => string | undefined,
+): MiddlewareHandler<Env> {
+  const limitOf = bodyLimits(app.routeSets)
+  const claimOf = largeBodyClaims(app.routeSets, (address) => app.guard.network(address))
   return async function readBodyAhead(c, next) {
     const incoming = c.env.incoming as IncomingMessage & { rawBody?: Buffer }
-    const limit = limitOf(incoming.method, incoming.url)
-    const { read } = await readRequestBody(incoming, incoming.headers['content-type'], limit)
+    const { method, url, headers } = incoming
+    const { read } = await readRequestBody(
+      incoming,
+      headers['content-type'],
+      limitOf(method, url),
+      LARGE_BODY_DEADLINE_MS,
+      claimOf(method, url, headers, () => clientAddress(c)),
+    )
     bodies.set(incoming, read)
     incoming.rawBody = read.ok ? read.bytes : NO_BODY
     await next()
@@ -66,7 +84,10 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
     getConnInfo,
     trustProxy: trustProxy === false ? false : [...trustProxy],
   })
-  web.use('*', readBodyAhead(bodyLimits(app.routeSets)))
+  web.use(
+    '*',
+    readBodyAhead(app, (c) => access.requestOrigin(c).clientAddress),
+  )
 
   const requests = new WeakMap<Context, ApiRequest>()
   const neutral = (c: Context<Env>): ApiRequest => {

@@ -9,29 +9,23 @@
  */
 
 import { deny, TokenStoreError } from '../../../src/index.js'
-import { BodyReadTimeoutError, BodyTooLargeError, parameterBodyTooLarge } from '../request/body.js'
+import {
+  BodyReadTimeoutError,
+  BodyTooLargeError,
+  LargeBodyRefusedError,
+  parameterBodyTooLarge,
+} from '../request/body.js'
 import { bodyReadTimeout, bodyTooLarge, denial, internalError } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
 import { MAX_BODY_BYTES } from '../routes/route-set.js'
-import { messagePage } from '../web/html.js'
 
 /** Where a failure behind a 503 is reported: what failed, and where. */
 export type ErrorReport = (error: unknown, where: string) => void
 
-// A page's 503: the store is away for a moment (a Redis failover, a stall), so the user tries again.
-function unavailablePage(): RouteResult {
-  return messagePage(
-    503,
-    'Temporarily unavailable',
-    'The server cannot reach its store right now. Please try again in a moment.',
-    undefined,
-    { 'retry-after': '1' },
-  )
-}
-
 /**
  * Runs a route's handler and never rejects. A store failure is reported to `report` and answered
- * 503: the policy's JSON 503 on an API route, the route's own `unavailable` answer, or the 503 page.
+ * 503: the route's own `unavailable` answer (every page has the 503 page: web/https-only.ts), else
+ * the policy's JSON 503.
  *
  * @example
  * const result = await runRoute(route, request, app.reportError)
@@ -44,11 +38,13 @@ export async function runRoute(route: Route, request: ApiRequest, report: ErrorR
   } catch (error) {
     if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
     if (error instanceof BodyReadTimeoutError) return bodyReadTimeout(error.deadlineMs)
+    // A route that refused the body past the default cap and did not say how: the default cap's 413.
+    if (error instanceof LargeBodyRefusedError) return bodyTooLarge(MAX_BODY_BYTES)
     const where = `${route.method} ${route.path}`
     if (error instanceof TokenStoreError) {
       report(error, where)
       if (route.access !== undefined) return denial(deny('service_unavailable'))
-      return route.unavailable?.() ?? unavailablePage()
+      return route.unavailable?.() ?? denial(deny('service_unavailable'))
     }
     report(error, `${where} failed`)
     return internalError()

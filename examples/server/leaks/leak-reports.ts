@@ -17,7 +17,8 @@
  * `token_raw`; the server sends the SHA-256 instead, because it never echoes a token value.
  * A store failure is 503 and forgets the report, so that GitHub's retry is not taken for a replay.
  */
-import { createHash, verify } from 'node:crypto'
+import { createHash, type KeyObject, verify } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import {
   hashTokenValue,
   isWellFormedTokenValue,
@@ -26,7 +27,7 @@ import {
   type TokenStore,
   tokenStatusOfHash,
 } from '../../../src/index.js'
-import { BodyReadersBusyError, BodyTooLargeError } from '../request/body.js'
+import { BodyReadersBusyError, BodyTooLargeError, LargeBodyRefusedError } from '../request/body.js'
 import { bodyTooLarge, errorResult, json } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult, RouteSet } from '../routes/route-set.js'
 import { REPLAY_WINDOW_MS, type ReportReplayStore } from './report-replays.js'
@@ -91,20 +92,54 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 
 const BAD_SIGNATURE = (detail: string) => errorResult(401, 'invalid_signature', 'Unauthorized', detail)
 
-function verified(body: Buffer, request: ApiRequest, keys: SecretScanningKeys): RouteResult | undefined {
-  const id = request.headers[KEY_ID_HEADER]
-  const signature = request.headers[SIGNATURE_HEADER]
+/**
+ * Whether `der` has the shape of an ECDSA P-256 signature in DER, `SEQUENCE { INTEGER r, INTEGER s }`
+ * (RFC 3279 §2.2.3), each integer at most 33 bytes: what a signature header must hold before its
+ * sender may send more than {@link MAX_BODY_BYTES}.
+ *
+ * @example
+ * isDerEcdsaSignature(sign('sha256', body, privateKey)) // true
+ * isDerEcdsaSignature(Buffer.from('not a signature'))   // false
+ */
+export function isDerEcdsaSignature(der: Uint8Array): boolean {
+  if (der.length < 8 || der.length > 72 || der[0] !== 0x30 || der[1] !== der.length - 2) return false
+  let at = 2
+  for (let integer = 0; integer < 2; integer++) {
+    const length = der[at + 1] ?? 0
+    if (der[at] !== 0x02 || length < 1 || length > 33 || at + 2 + length > der.length) return false
+    at += 2 + length
+  }
+  return at === der.length
+}
+
+type SignatureHeaders = { readonly key: KeyObject; readonly signature: Buffer } | { readonly refusal: string }
+
+const first = (value: string | readonly string[] | undefined): string | undefined =>
+  typeof value === 'string' ? value : undefined
+
+// The headers alone: a configured key's identifier and a signature that parses. Checked before the
+// body may pass the default cap (the route's large-body gate), and again with the body.
+function signatureHeaders(headers: IncomingHttpHeaders, keys: SecretScanningKeys): SignatureHeaders {
+  const id = first(headers[KEY_ID_HEADER])
+  const signature = first(headers[SIGNATURE_HEADER])
   if (id === undefined || signature === undefined) {
-    return BAD_SIGNATURE('Github-Public-Key-Identifier and Github-Public-Key-Signature are required')
+    return { refusal: 'Github-Public-Key-Identifier and Github-Public-Key-Signature are required' }
   }
   const key = keys.get(id)
-  if (key === undefined) return BAD_SIGNATURE('the signing key is not one of the configured keys')
-  if (!BASE64.test(signature)) return BAD_SIGNATURE('the signature does not verify')
+  if (key === undefined) return { refusal: 'the signing key is not one of the configured keys' }
+  const der = BASE64.test(signature) ? Buffer.from(signature, 'base64') : undefined
+  if (der === undefined || !isDerEcdsaSignature(der)) return { refusal: 'the signature does not verify' }
+  return { key, signature: der }
+}
+
+function verified(body: Buffer, request: ApiRequest, keys: SecretScanningKeys): RouteResult | undefined {
+  const headers = signatureHeaders(request.headers, keys)
+  if ('refusal' in headers) return BAD_SIGNATURE(headers.refusal)
   let valid = false
   try {
-    valid = verify('sha256', body, key, Buffer.from(signature, 'base64'))
+    valid = verify('sha256', body, headers.key, headers.signature)
   } catch {
-    // A signature that is not DER at all: as invalid as a wrong one.
+    // A signature that parses but that the key's curve rejects: as invalid as a wrong one.
   }
   return valid ? undefined : BAD_SIGNATURE('the signature does not verify')
 }
@@ -188,13 +223,18 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
       body = await request.body()
     } catch (error) {
       if (error instanceof BodyTooLargeError) return bodyTooLarge(error.limit)
+      // Past the default cap without a known key and a signature that parses: refused unread.
+      if (error instanceof LargeBodyRefusedError) {
+        const headers = signatureHeaders(request.headers, keys)
+        return BAD_SIGNATURE('refusal' in headers ? headers.refusal : 'the signature does not verify')
+      }
       // Senders retry: a few seconds frees the slots of the large reports being read now.
       if (error instanceof BodyReadersBusyError) {
         return errorResult(
           503,
           'service_unavailable',
           'Service unavailable',
-          'too many large reports are being read; try again later',
+          'too many large reports are being read, or one from your network is; try again later',
           { 'retry-after': '5' },
         )
       }
@@ -226,6 +266,16 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
 
   return {
     name: 'leak-reports',
-    routes: [{ method: 'POST', path: LEAK_REPORT_PATH, handle, maxBodyBytes: MAX_LEAK_REPORT_BYTES }],
+    routes: [
+      {
+        method: 'POST',
+        path: LEAK_REPORT_PATH,
+        handle,
+        maxBodyBytes: MAX_LEAK_REPORT_BYTES,
+        // Strangers never hold a large-body slot: only a sender that names a configured key and
+        // sends a signature that parses may send more than the default cap.
+        largeBodyGate: (headers) => !('refusal' in signatureHeaders(headers, keys)),
+      },
+    ],
   }
 }

@@ -1,10 +1,11 @@
 /**
- * The reference server's limits on its unauthenticated endpoints (design §9; docs/reliability.md
- * lists them with what each defends). Each is a fixed window counted per client network — the
- * address `--trust-proxy` resolves, as the API's policy sees it, widened to its IPv6 /64
- * (limits/networks.ts) — except the cap on device grants, which counts every network together so
+ * The reference server's limits on its unauthenticated endpoints and on the token settings pages'
+ * changes (docs/reliability.md lists them with what each defends). Each is a fixed window counted
+ * per client network — the address `--trust-proxy` resolves, as the API's policy sees it, widened
+ * to its IPv6 network of `--ipv6-prefix` bits (limits/networks.ts) — except the cap on device grants, which counts every network together so
  * that memory stays bounded however many networks a client has, and the per-account and per-device
- * sign-in limits, which count one handle or one browser from anywhere. A hit is counted before the
+ * sign-in limits, which count one handle or one browser from anywhere, and the per-user limit on
+ * settings changes, which counts one signed-in user from anywhere. A hit is counted before the
  * work it guards (a lookup, a password check), atomically on the store, so parallel requests cannot
  * slip past a limit; over the limit the endpoint answers `429` with `Retry-After` in its own shape.
  * A network's own count comes before any key that names something it chose (a handle, a browser):
@@ -34,8 +35,16 @@ export interface AbuseLimits {
    * `POST /oauth/introspect` by a resource server whose secret was proven within the last minutes
    * (oauth/client-registry.ts), per network: it asks for every token its cache does not hold, so it
    * gets a budget of its own, larger than a client's. Any other introspection counts as `token`.
+   * Only its active answers stay counted here: an inactive one is moved to
+   * {@link AbuseLimits.introspectionInactive}.
    */
   readonly introspection: Limit
+  /**
+   * Inactive answers to a proven resource server, per network: what it relays of made-up or
+   * revoked tokens spends this budget, never the one that serves its users' real tokens. Over it,
+   * the answer is withheld (429).
+   */
+  readonly introspectionInactive: Limit
   /** User codes entered on `POST /device`, right or wrong, per network. */
   readonly userCodeEntry: Limit
   /** `POST /signin` attempts, per network. */
@@ -54,6 +63,16 @@ export interface AbuseLimits {
    * from before is spared the account's limit, not this one of its own.
    */
   readonly signInDevice: Limit
+  /**
+   * Changes on the token settings pages (create, rename, rescope, regenerate, revoke), per network:
+   * every signed-in user behind one address together.
+   */
+  readonly settingsWrites: Limit
+  /**
+   * The same changes per signed-in user, from every network together: one account's churn of
+   * records (create and revoke in a loop) is bounded however many networks it uses.
+   */
+  readonly settingsWritesPerUser: Limit
 }
 
 const MINUTE = 60_000
@@ -66,12 +85,26 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   token: { max: 300, windowMs: MINUTE },
   // A token in steady use costs a resource server about 12 a minute (a 5 s cache): ~250 tokens.
   introspection: { max: 3000, windowMs: MINUTE },
+  // Twice what an IntrospectionTokenStore passes on at most by default (300 misses a minute).
+  introspectionInactive: { max: 600, windowMs: MINUTE },
   userCodeEntry: { max: 50, windowMs: 15 * MINUTE },
   signIn: { max: 100, windowMs: 15 * MINUTE },
   signInHandle: { max: 5, windowMs: 15 * MINUTE },
   signInAccount: { max: 10, windowMs: 15 * MINUTE },
   signInDevice: { max: 5, windowMs: 15 * MINUTE },
+  // Revoking every one of an account's tokens after a leak alert fits in one window.
+  settingsWrites: { max: 300, windowMs: 10 * MINUTE },
+  settingsWritesPerUser: { max: 120, windowMs: 10 * MINUTE },
 })
+
+/**
+ * Live API tokens (neither revoked nor expired) one user may hold at once by default: creating one
+ * more is refused until one is revoked or expires. `--max-live-tokens` raises or lowers it.
+ */
+export const DEFAULT_MAX_LIVE_TOKENS = 100
+
+/** The most `--max-live-tokens` may allow. */
+export const MAX_LIVE_TOKENS_LIMIT = 10_000
 
 /** How long the windows in which a limit with backoff was reached are remembered. */
 export const BACKOFF_MEMORY_MS = 24 * 60 * MINUTE

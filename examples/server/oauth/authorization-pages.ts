@@ -23,6 +23,7 @@ import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { SIGNIN_CSRF_COOKIE } from '../web/csrf.js'
 import { messagePage } from '../web/html.js'
 import { safeNext } from '../web/next-path.js'
+import type { PagePaths } from '../web/page-paths.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'
 import { paramsOf } from './oauth-body.js'
@@ -35,7 +36,7 @@ import {
   describeClient,
   deviceDonePage,
 } from './oauth-pages.js'
-import type { ConsentsFull, PendingConsent } from './pending-consents.js'
+import { type ConsentsFull, MAX_PENDING_CONSENTS_PER_GRANT, type PendingConsent } from './pending-consents.js'
 
 function single(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name)
@@ -61,22 +62,43 @@ export function consentOwner(session: Session | undefined, request?: ApiRequest)
   return `browser:${createHash('sha256').update(cookie).digest('hex')}`
 }
 
-/** The 503 page when the server holds as many open consent pages as it can. */
-export function consentsFullPage(full: ConsentsFull, session?: Session): RouteResult {
+/**
+ * The page when no consent page can be opened: 429 when the device grant already has its
+ * {@link MAX_PENDING_CONSENTS_PER_GRANT} pages open, 503 when the server holds as many as it can.
+ */
+export function consentsFullPage(paths: PagePaths, full: ConsentsFull, session?: Session): RouteResult {
+  const retry = { 'retry-after': String(full.retryAfter) }
+  if (full.reason === 'grant') {
+    return messagePage(
+      paths,
+      429,
+      'Code already in use',
+      `This code was already entered in ${MAX_PENDING_CONSENTS_PER_GRANT} other browsers, which are waiting for an answer. ` +
+        `Finish in one of them, or try again in ${waitInWords(full.retryAfter)}. If you did not enter it there, ` +
+        'deny the request on your device and start again.',
+      session,
+      retry,
+    )
+  }
   return messagePage(
+    paths,
     503,
     'Try again later',
     `Too many consent requests are open on this server. Try again in ${waitInWords(full.retryAfter)}.`,
     session,
-    { 'retry-after': String(full.retryAfter) },
+    retry,
   )
 }
 
 /** The consent page of a pending consent, for its signed-in session. */
 export function showConsent(context: OAuthContext, pending: PendingConsent, session: Session): RouteResult {
+  const audience = pending.kind === 'code' ? pending.request.audience : pending.grant.audience
+  const resources = context.resources()
   return consentPage({
+    paths: context.web.paths,
     pending,
     session,
+    resources: (audience ?? []).map(resources.nameOf),
     offline: pending.client?.offline ?? false,
     accessLifetime: lifetimeInWords(context.accessTokenTtlMs ?? DEFAULT_OAUTH_TOKEN_TTL_MS),
   })
@@ -91,11 +113,17 @@ export function showConsent(context: OAuthContext, pending: PendingConsent, sess
 export async function authorize(context: OAuthContext, request: ApiRequest): Promise<RouteResult> {
   const { web } = context
   const session = await web.currentSession(request)
-  const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup)
+  // RFC 9207: every redirect to the client names this issuer, so that a client talking to several
+  // cannot be led to send a code to the wrong one.
+  const issuer = context.origin.url
+  const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup, {
+    resources: context.resources().known,
+    issuer,
+  })
   if (!result.ok && result.respond === 'page') {
     if (result.error.error === 'server_error')
       console.error('GET /oauth/authorize failed:', result.error.cause)
-    return authorizationErrorPage(result.error, session)
+    return authorizationErrorPage(web.paths, result.error, session)
   }
   if (!result.ok) return redirect(result.location, 302)
 
@@ -103,7 +131,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
   const client =
     authorization.clientId === undefined ? undefined : context.clients.identify(authorization.clientId)
   if (session === undefined) {
-    const next = safeNext(request.target)
+    const next = safeNext(web.paths.to(request.target), web.paths)
     if (next === undefined) {
       // Sign-in could not come back here: say so to the client rather than lose the request.
       const error = new OAuthError('invalid_request', 'the authorization request is too long')
@@ -112,11 +140,13 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
           error: error.error,
           error_description: error.error_description,
           state: authorization.state,
+          iss: issuer,
         }),
         302,
       )
     }
     return signInPage({
+      paths: web.paths,
       csrf: web.signInCsrf.issue(request),
       next,
       reason: `Sign in to decide whether ${describeClient(client, 'code').name} may access your account.`,
@@ -127,7 +157,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
     consentOwner(session),
     session.id,
   )
-  if ('full' in pending) return consentsFullPage(pending, session)
+  if ('full' in pending) return consentsFullPage(web.paths, pending, session)
   return showConsent(context, pending, session)
 }
 
@@ -144,13 +174,14 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
   const check = await context.web.checkCsrf(request, form)
   if (!check.ok) return check.result
   const { session } = check
+  const { paths } = context.web
   const decision = single(form, 'decision')
   if (decision !== DECISIONS[0] && decision !== DECISIONS[1]) {
-    return consentGonePage(session, 'Choose “Allow access” or “Deny” on the consent page.')
+    return consentGonePage(paths, session, 'Choose “Allow access” or “Deny” on the consent page.')
   }
   const pending = await context.consents.take(single(form, 'consent'), session.id)
   if (pending === undefined) {
-    return consentGonePage(session, 'This consent page has expired or was already answered.')
+    return consentGonePage(paths, session, 'This consent page has expired or was already answered.')
   }
   const now = context.now()
   if (pending.kind === 'code') {
@@ -161,6 +192,7 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
           error: 'access_denied',
           error_description: 'the user denied the request',
           state: authorization.state,
+          iss: context.origin.url,
         }),
         303,
       )
@@ -170,6 +202,7 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
       userId: session.handle,
       now,
       store: context.state,
+      issuer: context.origin.url,
     })
     return redirect(location, 303)
   }
@@ -182,11 +215,12 @@ export async function answerConsent(context: OAuthContext, request: ApiRequest):
   })
   if (!outcome.ok) {
     return consentGonePage(
+      paths,
       session,
       outcome.reason === 'already_decided'
         ? 'This device code has already been approved or denied.'
         : 'This device code has expired.',
     )
   }
-  return deviceDonePage(outcome.status, session)
+  return deviceDonePage(paths, outcome.status, session)
 }

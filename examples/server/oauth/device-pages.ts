@@ -42,6 +42,7 @@ function entryPage(
   } = {},
 ): RouteResult {
   const common = {
+    paths: context.web.paths,
     session,
     userCode: options.userCode?.slice(0, MAX_USER_CODE_INPUT),
     ...(options.error === undefined ? {} : { error: options.error }),
@@ -145,11 +146,12 @@ export async function enterUserCode(context: OAuthContext, request: ApiRequest):
     session?.id,
     grant.expiresAt,
   )
-  if ('full' in pending) return consentsFullPage(pending, session)
+  if ('full' in pending) return consentsFullPage(web.paths, pending, session)
   if (session !== undefined) return showConsent(context, pending, session)
   return signInPage({
+    paths: web.paths,
     csrf: web.signInCsrf.issue(request),
-    next: `${DEVICE_PATH}?consent=${pending.id}`,
+    next: web.paths.to(DEVICE_PATH, { consent: pending.id }),
     reason: `Sign in to decide whether ${describeClient(client, 'device').name} may access your account.`,
   })
 }

@@ -42,6 +42,8 @@ export function authorizationServerMetadata(origin: PublicOrigin): Record<string
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT_TYPE],
     code_challenge_methods_supported: ['S256'],
+    // RFC 9207: every authorization response, success or error, carries `iss`.
+    authorization_response_iss_parameter_supported: true,
     token_endpoint_auth_methods_supported: CLIENT_AUTH,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
     // RFC 7662 §4: only registered confidential clients allowed to introspect.

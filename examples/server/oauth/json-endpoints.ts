@@ -82,11 +82,16 @@ export async function overLimit(
   return undefined
 }
 
-// RFC 6585's 429 with `Retry-After`, in the §5.2 shape. The code is RFC 8628's `slow_down` for a
-// device-code poll only (a client told it on a refresh would wrongly lengthen a polling interval it
-// has not got); any other request hears `temporarily_unavailable`, RFC 6749's code for a server
-// that cannot take the request now.
-function tooManyRequests(name: LimitName, retryAfter: number, poll = false): RouteResult {
+/**
+ * RFC 6585's 429 with `Retry-After`, in the §5.2 shape. The code is RFC 8628's `slow_down` for a
+ * device-code poll only (a client told it on a refresh would wrongly lengthen a polling interval it
+ * has not got); any other request hears `temporarily_unavailable`, RFC 6749's code for a server
+ * that cannot take the request now.
+ *
+ * @example
+ * if (!check.ok) return tooManyRequests('introspection', check.retryAfter)
+ */
+export function tooManyRequests(name: LimitName, retryAfter: number, poll = false): RouteResult {
   const error = new OAuthError(
     poll ? 'slow_down' : 'temporarily_unavailable',
     name === 'deviceGrants'
@@ -159,6 +164,7 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
     now: context.now(),
     authorization,
     realm: OAUTH_REALM,
+    resources: context.resources().known,
     ...(context.accessTokenTtlMs !== undefined && { accessTokenTtlMs: context.accessTokenTtlMs }),
   })
   return respond('POST /oauth/token', response)
@@ -198,6 +204,7 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
       authorization,
       verificationUri: `${context.origin.url}/device`,
       realm: OAUTH_REALM,
+      resources: context.resources().known,
     })
     created = response.status === 200
     return respond('POST /oauth/device_authorization', response)

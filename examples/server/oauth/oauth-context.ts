@@ -8,9 +8,11 @@ import { MemoryOAuthStateStore, type OAuthStateStore } from '../../../src/oauth/
 import type { AbuseGuard } from '../limits/abuse-limits.js'
 import type { PublicOrigin } from '../public-origin.js'
 import type { SeedOAuthClient } from '../seed/load.js'
+import type { SeedResource } from '../seed/schema.js'
 import type { WebContext } from '../web/web-context.js'
 import { ClientRegistry } from './client-registry.js'
 import { MemoryPendingConsents, type PendingConsentStore } from './pending-consents.js'
+import { type ServerResources, serverResources } from './resources.js'
 
 /** Options of {@link createOAuthContext}. */
 export interface OAuthContextOptions {
@@ -31,6 +33,8 @@ export interface OAuthContextOptions {
   readonly guard: AbuseGuard
   /** The server's public origin, for the metadata and `verification_uri`. */
   readonly origin: PublicOrigin
+  /** The seed's resource servers, which tokens may be issued for besides the API (RFC 8707). */
+  readonly resources?: readonly SeedResource[]
 }
 
 /** The shared state of the OAuth routes. */
@@ -44,6 +48,8 @@ export interface OAuthContext {
   readonly accessTokenTtlMs: number | undefined
   readonly guard: AbuseGuard
   readonly origin: PublicOrigin
+  /** The resources tokens may be for, for the current public URL (oauth/resources.ts). */
+  readonly resources: () => ServerResources
 }
 
 /**
@@ -64,5 +70,6 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
     accessTokenTtlMs: options.accessTokenTtlMs,
     guard: options.guard,
     origin: options.origin,
+    resources: serverResources(options.origin, options.resources ?? []),
   }
 }

@@ -7,7 +7,8 @@ import { SCOPE_DESCRIPTIONS, type Scope } from '../../../src/index.js'
 import type { OAuthError } from '../../../src/oauth/index.js'
 import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField, csrfInput } from '../web/csrf.js'
-import { escapeHtml, renderPage, type SignedInHeader } from '../web/html.js'
+import { escapeHtml, pageHref, renderPage, type SignedInHeader } from '../web/html.js'
+import type { PagePaths } from '../web/page-paths.js'
 import type { ClientIdentity } from './client-registry.js'
 import type { PendingConsent } from './pending-consents.js'
 
@@ -61,8 +62,13 @@ function scopeList(scopes: readonly Scope[]): string {
  * The 400 page of an authorization request whose client or redirect URI could not be verified:
  * the browser stays here, and the page names the error code (RFC 6749 §4.1.2.1).
  */
-export function authorizationErrorPage(error: OAuthError, session: SignedInHeader | undefined): RouteResult {
+export function authorizationErrorPage(
+  paths: PagePaths,
+  error: OAuthError,
+  session: SignedInHeader | undefined,
+): RouteResult {
   return renderPage({
+    paths,
     title: 'Authorization request refused',
     status: error.status,
     session,
@@ -77,17 +83,29 @@ application could not be verified, you are not being sent back to it.</p>
 
 /** What the consent page needs. */
 export interface ConsentPageOptions {
+  /** The pages' addresses: the form posts to {@link CONSENT_PATH} under the prefix. */
+  readonly paths: PagePaths
   readonly pending: PendingConsent
   readonly session: SignedInHeader
   /** Whether the client receives refresh tokens (a registered client with offline access). */
   readonly offline: boolean
   /** How long an access token lasts, in words ("1 hour"). */
   readonly accessLifetime: string
+  /** The names of the resources the token will be for (RFC 8707), plain text. */
+  readonly resources: readonly string[]
+}
+
+function resourceList(names: readonly string[]): string {
+  if (names.length === 0) return ''
+  const items = names.map((name) => `<li>${escapeHtml(name)}</li>`)
+  return `<h2 id="resources-heading">Where the access can be used</h2>
+<ul aria-labelledby="resources-heading">\n${items.join('\n')}\n</ul>\n`
 }
 
 /**
  * The consent page of both flows: who asks (the client's identity, the redirect URI's host or the
- * device's user code), for whom, which scopes in the contract's words, for how long; and the two
+ * device's user code), for whom, which scopes in the contract's words, at which resources (by
+ * name), for how long; and the two
  * buttons of the `decision` field.
  */
 export function consentPage(options: ConsentPageOptions): RouteResult {
@@ -103,6 +121,7 @@ export function consentPage(options: ConsentPageOptions): RouteResult {
     : `It receives an access token that lasts ${options.accessLifetime}; then access ends.`
   const detail = client.detail === undefined ? '' : ` (${escapeHtml(client.detail)})`
   return renderPage({
+    paths: options.paths,
     title: 'Allow access?',
     session,
     body: `<div class="warning" role="region" aria-label="Application">
@@ -112,8 +131,8 @@ ${where}
 <p>It asks to act as <strong>${escapeHtml(session.handle)}</strong> with these scopes:</p>
 <h2 id="scopes-heading">Requested scopes</h2>
 ${scopeList(scopes)}
-<p>${escapeHtml(lifetime)}</p>
-<form method="post" action="${CONSENT_PATH}" aria-label="Your decision">
+${resourceList(options.resources)}<p>${escapeHtml(lifetime)}</p>
+<form method="post" action="${pageHref(options.paths, CONSENT_PATH)}" aria-label="Your decision">
   ${csrfField(session)}
   <input type="hidden" name="consent" value="${escapeHtml(pending.id)}">
   <div class="row">
@@ -126,6 +145,8 @@ ${scopeList(scopes)}
 
 /** What the device verification page needs. */
 export interface DevicePageOptions {
+  /** The pages' addresses: the form posts to {@link DEVICE_PATH} under the prefix. */
+  readonly paths: PagePaths
   /** The CSRF token of the form: the session's, or the anonymous sign-in token. */
   readonly csrfToken: string
   readonly session: SignedInHeader | undefined
@@ -142,13 +163,14 @@ export function devicePage(options: DevicePageOptions): RouteResult {
   const error = options.error
   const described = error === undefined ? '' : ' aria-describedby="user-code-error" aria-invalid="true"'
   return renderPage({
+    paths: options.paths,
     title: 'Connect a device',
     status: options.status ?? 200,
     session: options.session,
     ...(options.headers === undefined ? {} : { headers: options.headers }),
     body: `${error === undefined ? '' : `<div class="error" role="alert" id="user-code-error"><p>${escapeHtml(error)}</p></div>`}
 <p>Enter the code shown on your device. Capitals, spaces and dashes do not matter.</p>
-<form method="post" action="${DEVICE_PATH}">
+<form method="post" action="${pageHref(options.paths, DEVICE_PATH)}">
   ${csrfInput(options.csrfToken)}
   <div class="field">
     <label for="user_code">Code from the device</label>
@@ -160,9 +182,14 @@ export function devicePage(options: DevicePageOptions): RouteResult {
 }
 
 /** The last page of the device flow: the decision is recorded, the device will hear it. */
-export function deviceDonePage(decision: 'approved' | 'denied', session: SignedInHeader): RouteResult {
+export function deviceDonePage(
+  paths: PagePaths,
+  decision: 'approved' | 'denied',
+  session: SignedInHeader,
+): RouteResult {
   const approved = decision === 'approved'
   return renderPage({
+    paths,
     title: approved ? 'Device connected' : 'Access denied',
     session,
     body: `<div class="notice" role="status"><p>${
@@ -179,11 +206,13 @@ export function deviceDonePage(decision: 'approved' | 'denied', session: SignedI
  * a device grant that was decided or expired in the meantime.
  */
 export function consentGonePage(
+  paths: PagePaths,
   session: SignedInHeader | undefined,
   message: string,
   status = 400,
 ): RouteResult {
   return renderPage({
+    paths,
     title: 'This request is no longer valid',
     status,
     session,

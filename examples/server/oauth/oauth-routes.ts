@@ -60,7 +60,7 @@ export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
     { method: 'POST', path: DEVICE_PATH, handle: (request) => enterUserCode(context, request) },
   ]
   const routes: Route[] = [
-    ...pages.map(httpsOnly),
+    ...pages.map(httpsOnly(context.web.paths)),
     {
       method: 'POST',
       path: '/oauth/device_authorization',

@@ -7,9 +7,11 @@
  * Entries live in the server's store — this process's memory, or the Redis that several instances
  * share (oauth/redis-pending-consents.ts), so any instance answers a consent page another showed.
  * Each belongs to an owner — the signed-in user, or before sign-in the device grant whose user code
- * a browser entered — who keeps at most {@link MAX_PENDING_CONSENTS_PER_OWNER} open (a grant
- * {@link MAX_PENDING_CONSENTS_PER_GRANT}): past it the owner's own oldest is forgotten, never anyone
- * else's. Creating one takes constant time.
+ * a browser entered. A user keeps at most {@link MAX_PENDING_CONSENTS_PER_OWNER} open: past it the
+ * user's own oldest is forgotten, never anyone else's. A grant has at most
+ * {@link MAX_PENDING_CONSENTS_PER_GRANT} open: past it a new one is refused ({@link ConsentsFull},
+ * `reason: 'grant'`) until they end, so that strangers entering someone's code neither push out the
+ * page its owner opened nor pile up entries. Creating one takes constant time.
  */
 import type { AuthorizationRequest, DeviceGrantSummary } from '../../../src/oauth/index.js'
 import { randomToken } from '../web/sessions.js'
@@ -23,9 +25,10 @@ export const MAX_PENDING_CONSENTS_PER_OWNER = 20
 
 /**
  * Consent requests one device grant keeps open before sign-in (its code entered in that many
- * browsers); past it, its oldest go. A browser is as cheap as a new cookie but a grant is not (the
- * server caps the grants created), so this bound, not the browsers, keeps what signed-out entries
- * can hold: twice the grants that can be alive, below {@link MAX_PENDING_CONSENTS}.
+ * browsers); past it, a new one is refused until one ends. A browser is as cheap as a new cookie
+ * but a grant is not (the server caps the grants created), so this bound, not the browsers, keeps
+ * what signed-out entries can hold: twice the grants that can be alive, below
+ * {@link MAX_PENDING_CONSENTS}.
  */
 export const MAX_PENDING_CONSENTS_PER_GRANT = 2
 
@@ -49,6 +52,17 @@ const USER_OWNER = 'user:'
  */
 export function grantOwner(grantId: string): string {
   return `grant:${grantId}`
+}
+
+/**
+ * Whether `owner` is a signed-in user (else a device grant entered before sign-in).
+ *
+ * @example
+ * isUserOwner('user:alice')          // true
+ * isUserOwner(grantOwner('grant-1')) // false
+ */
+export function isUserOwner(owner: string): boolean {
+  return owner.startsWith(USER_OWNER)
 }
 
 /** How many consent requests `owner` keeps open: a user's bound, or a grant's. */
@@ -85,6 +99,11 @@ export type PendingConsent = ConsentSubject & {
 export interface ConsentsFull {
   readonly full: true
   readonly retryAfter: number
+  /**
+   * `server`: the signed-out entries of every grant together are at their bound; `grant`: this
+   * device grant already has {@link MAX_PENDING_CONSENTS_PER_GRANT} open.
+   */
+  readonly reason: 'server' | 'grant'
 }
 
 /** Where pending consents live. */
@@ -128,6 +147,11 @@ export function newConsent(
 
 type Entry = { readonly consent: PendingConsent; readonly owner: string }
 
+// No room until `oldest` ends.
+function full(oldest: Entry, now: number, reason: ConsentsFull['reason']): ConsentsFull {
+  return { full: true, retryAfter: Math.max(1, Math.ceil((oldest.consent.expiresAt - now) / 1000)), reason }
+}
+
 /**
  * The pending consents of one process.
  *
@@ -160,15 +184,16 @@ export class MemoryPendingConsents implements PendingConsentStore {
   ): Promise<PendingConsent | ConsentsFull> {
     const now = this.#now()
     this.#forgetExpiredOldest(now)
-    // The owner's own oldest makes room for its newest.
-    const own = this.#byOwner.get(owner)
-    if (own !== undefined && own.size >= ownerBound(owner, this.#maxPerOwner)) {
-      this.#delete(own.values().next().value!)
-    }
     const signedOut = !owner.startsWith(USER_OWNER)
+    const own = this.#ownLive(owner, now)
+    if (own !== undefined && own.size >= ownerBound(owner, this.#maxPerOwner)) {
+      const oldest = this.#entries.get(own.values().next().value!)!
+      // A grant's pages stay; a user's own oldest makes room for the newest.
+      if (signedOut) return full(oldest, now, 'grant')
+      this.#delete(oldest.consent.id)
+    }
     if (signedOut && this.#signedOut.size >= this.#max) {
-      const oldest = this.#entries.get(this.#signedOut.values().next().value!)!
-      return { full: true, retryAfter: Math.max(1, Math.ceil((oldest.consent.expiresAt - now) / 1000)) }
+      return full(this.#entries.get(this.#signedOut.values().next().value!)!, now, 'server')
     }
     const consent = newConsent(subject, sessionId, now, expiresAt)
     this.#entries.set(consent.id, { consent, owner })
@@ -201,6 +226,17 @@ export class MemoryPendingConsents implements PendingConsentStore {
   /** Entries held (for tests of the bounds). */
   get size(): number {
     return this.#entries.size
+  }
+
+  // The owner's ids after forgetting its expired oldest ones (a grant's entries expire in the order
+  // they were made: each ends ten minutes after it, or with the grant).
+  #ownLive(owner: string, now: number): Set<string> | undefined {
+    const own = this.#byOwner.get(owner)
+    for (const id of own ?? []) {
+      if (now < this.#entries.get(id)!.consent.expiresAt) break
+      this.#delete(id)
+    }
+    return this.#byOwner.get(owner)
   }
 
   #live(id: string | undefined): Entry | undefined {

@@ -23,6 +23,7 @@ import {
   CONSENT_TTL_MS,
   type ConsentSubject,
   type ConsentsFull,
+  isUserOwner,
   MAX_PENDING_CONSENTS_PER_OWNER,
   newConsent,
   ownerBound,
@@ -34,9 +35,14 @@ import {
 // it; expiry itself is decided by the timestamp, on the caller's clock.
 const EXPIRY_GRACE_MS = 60_000
 
-// KEYS: the owner's list. ARGV: the entry's key, the bound, the list's TTL in ms. Adds the entry
-// and answers the keys of the owner's oldest entries trimmed to keep the bound.
+// KEYS: the owner's list. ARGV: the entry's key, the bound, the list's TTL in ms, and `refuse` for
+// an owner whose entries stay (a device grant). Adds the entry and answers the keys of the owner's
+// oldest entries trimmed to keep the bound; for a grant at its bound, adds nothing and answers the
+// list's remaining life in ms (a number, not a list).
 const ADD = `
+if ARGV[4] == 'refuse' and redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[2]) then
+  return redis.call('PTTL', KEYS[1])
+end
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 local evicted = {}
@@ -94,6 +100,7 @@ const subjectShape = z.discriminatedUnion('kind', [
       scopes: scopesShape,
       state: z.string().optional(),
       codeChallenge: z.string(),
+      audience: z.array(z.string()).optional(),
     }),
     client: clientShape,
   }),
@@ -104,6 +111,7 @@ const subjectShape = z.discriminatedUnion('kind', [
       userCode: z.string(),
       clientId: z.string().optional(),
       scopes: scopesShape,
+      audience: z.array(z.string()).optional(),
       expiresAt: z.number(),
     }),
     client: clientShape,
@@ -169,6 +177,10 @@ export class RedisPendingConsents implements PendingConsentStore {
     const consent = newConsent(subject, sessionId, now, expiresAt)
     const key = this.#key(consent.id)
     const { id: _id, expiresAt: expires, sessionId: _session, ...stored } = consent
+    // A grant's list lives as long as its newest entry, and counts every entry made within that
+    // time (answered ones too: the grant is decided then, and more pages would only be refused).
+    const grant = !isUserOwner(owner)
+    const listTtl = grant ? Math.max(1, expires - now) + EXPIRY_GRACE_MS : CONSENT_TTL_MS + EXPIRY_GRACE_MS
     // The owner's list first: an entry is never written without being counted against its owner.
     const evicted = await this.#run('count a consent request', () =>
       this.#client.eval(
@@ -177,9 +189,14 @@ export class RedisPendingConsents implements PendingConsentStore {
         `${this.#prefix}consents-of:${hashed(owner)}`,
         key,
         ownerBound(owner, this.#maxPerOwner),
-        CONSENT_TTL_MS + EXPIRY_GRACE_MS,
+        listTtl,
+        grant ? 'refuse' : 'evict',
       ),
     )
+    if (typeof evicted === 'number') {
+      const retryAfter = Math.max(1, Math.ceil((evicted - EXPIRY_GRACE_MS) / 1000))
+      return { full: true, retryAfter, reason: 'grant' }
+    }
     await this.#run('store a consent request', async () => {
       const answers = await this.#client
         .multi()

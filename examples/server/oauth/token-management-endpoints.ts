@@ -10,8 +10,9 @@ import {
   type OAuthEndpointResponse,
   type OAuthParams,
 } from '../../../src/oauth/index.js'
+import type { LimitCheck } from '../limits/abuse-limits.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
-import { OAUTH_REALM, overLimit, readRequest, respond } from './json-endpoints.js'
+import { OAUTH_REALM, overLimit, readRequest, respond, tooManyRequests } from './json-endpoints.js'
 import type { OAuthContext } from './oauth-context.js'
 
 // The options both endpoints take (introspection adds an optional `usernameOf`).
@@ -21,7 +22,10 @@ type EndpointOptions = HandleRevocationRequestOptions
 // endpoint reads it, the client looked up for this network. Revocation shares the token endpoint's
 // limit; introspection has a larger one of its own, but only for a resource server whose secret
 // was proven within the last minutes (anyone else, a resource server's first call included,
-// counts against the token endpoint's, so a guesser gets no more checks than there).
+// counts against the token endpoint's, so a guesser gets no more checks than there). A proven
+// resource server's inactive answers are moved to a budget of their own once known (the lookup is
+// cheap; the budget is what the server lets one client cost it): junk it relays cannot spend the
+// budget that serves its users' real tokens.
 async function answer(
   what: string,
   introspection: boolean,
@@ -32,8 +36,14 @@ async function answer(
   const checked = await readRequest(request)
   const known =
     checked.ok && introspection && context.clients.isKnownIntrospector(checked.params, checked.authorization)
-  const limited = await overLimit(context, request, known ? 'introspection' : 'token')
-  if (limited !== undefined) return limited
+  let counted: LimitCheck | undefined
+  if (known) {
+    counted = await context.guard.hit('introspection', request.clientAddress)
+    if (!counted.ok) return tooManyRequests('introspection', counted.retryAfter)
+  } else {
+    const limited = await overLimit(context, request, 'token')
+    if (limited !== undefined) return limited
+  }
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
   const options: EndpointOptions = {
@@ -44,7 +54,29 @@ async function answer(
     authorization,
     realm: OAUTH_REALM,
   }
-  return respond(what, await handle(params, options))
+  const response = await handle(params, options)
+  if (counted !== undefined && isInactive(response)) {
+    const moved = await moveToInactive(context, request, counted)
+    if (moved !== undefined) return moved
+  }
+  return respond(what, response)
+}
+
+function isInactive(response: OAuthEndpointResponse<unknown>): boolean {
+  const body = response.body as { active?: unknown }
+  return response.status === 200 && body.active === false
+}
+
+// Takes the request's hit back from the introspection budget (unless its window has ended) and
+// counts it against the inactive answers' budget instead: over that, the answer is withheld.
+async function moveToInactive(
+  context: OAuthContext,
+  request: ApiRequest,
+  counted: LimitCheck,
+): Promise<RouteResult | undefined> {
+  await context.guard.giveBack(counted)
+  const check = await context.guard.hit('introspectionInactive', request.clientAddress)
+  return check.ok ? undefined : tooManyRequests('introspectionInactive', check.retryAfter)
 }
 
 /**

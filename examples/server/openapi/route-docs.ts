@@ -421,7 +421,9 @@ export const LEAK_REPORT_DOC: RouteDoc & { readonly summary: string } = {
       serverErrorBody(400, 'Bad request', ['malformed_report']),
     ),
     401: jsonResponse(
-      'Unauthorized: no signature, an unknown key or a signature that does not verify (`invalid_signature`).',
+      'Unauthorized: no signature, an unknown key or a signature that does not verify ' +
+        `(\`invalid_signature\`); a body past ${MAX_BODY_BYTES} bytes is refused as soon as it passes them ` +
+        'unless the headers name a configured key and carry a signature that parses.',
       serverErrorBody(401, 'Unauthorized', ['invalid_signature']),
     ),
     409: jsonResponse(
@@ -442,7 +444,8 @@ export const LEAK_REPORT_DOC: RouteDoc & { readonly summary: string } = {
     503: {
       ...jsonResponse(
         'Service unavailable: a store failed, or ' +
-          `${MAX_CONCURRENT_LARGE_BODIES} other bodies past ${MAX_BODY_BYTES} bytes are being read; ` +
+          `${MAX_CONCURRENT_LARGE_BODIES} other bodies past ${MAX_BODY_BYTES} bytes are being read, ` +
+          'or one from the same network is; ' +
           'the report was not kept, send it again (`service_unavailable`).',
         serverErrorBody(503, 'Service unavailable', ['service_unavailable']),
       ),

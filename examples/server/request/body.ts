@@ -4,6 +4,7 @@
  * the JSON bodies of the API. Every binding reads and parses the same way, so that a body is
  * accepted or refused identically on all three.
  */
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { invalidParameter } from '../routes/http-result.js'
 import { type ApiRequest, MAX_BODY_BYTES, type RouteResult, type RouteSet } from '../routes/route-set.js'
@@ -23,15 +24,43 @@ export class BodyTooLargeError extends Error {
 /**
  * Reads past {@link MAX_BODY_BYTES} (a route with a larger cap of its own) go on only while fewer
  * than this many others do: the larger cap is there for a sender's big report, and without a bound
- * a crowd of slow senders could each make the process hold that much.
+ * a crowd of slow senders could each make the process hold that much. A read takes a slot only if
+ * its route admits its headers ({@link LargeBodyGate}), and only while no other read from its
+ * client's network holds one, so that strangers cannot hold the slots a known sender needs.
  */
 export const MAX_CONCURRENT_LARGE_BODIES = 4
+
+/**
+ * A route's check of a request's headers before its body may pass {@link MAX_BODY_BYTES}: the leak
+ * route admits a report whose key identifier names a known key and whose signature parses.
+ */
+export type LargeBodyGate = (headers: IncomingHttpHeaders) => boolean
+
+/** What a read knows of its request when its body first passes {@link MAX_BODY_BYTES}. */
+export interface LargeBodyClaim {
+  /** Whether the route's {@link LargeBodyGate} admits the request's headers (true without a gate). */
+  readonly admitted: boolean
+  /** The client's network (limits/networks.ts): one large read per network at a time. */
+  readonly network: string
+}
+
+/**
+ * The body passed {@link MAX_BODY_BYTES} on a route whose {@link LargeBodyGate} refused the
+ * request's headers; the leak route answers 401, any other 413 with the default cap.
+ */
+export class LargeBodyRefusedError extends Error {
+  constructor() {
+    super(`a request body past ${MAX_BODY_BYTES} bytes was refused: its headers do not admit it`)
+    this.name = 'LargeBodyRefusedError'
+  }
+}
 
 // An empty body, shared: never written to.
 const EMPTY = Buffer.alloc(0)
 
-// Reads now holding one of the slots of MAX_CONCURRENT_LARGE_BODIES.
+// Reads now holding one of the slots of MAX_CONCURRENT_LARGE_BODIES, and the networks they came from.
 let largeBodies = 0
+const largeBodyNetworks = new Set<string>()
 
 /**
  * How long a read may hold one of the {@link MAX_CONCURRENT_LARGE_BODIES} slots: a sender that
@@ -44,10 +73,13 @@ let largeBodies = 0
  */
 export const LARGE_BODY_DEADLINE_MS = 30_000
 
-/** The body passed {@link MAX_BODY_BYTES} while every large-body slot was taken; the handler answers 503. */
+/**
+ * The body passed {@link MAX_BODY_BYTES} while every large-body slot was taken, or one was held by
+ * a read from the same network; the handler answers 503.
+ */
 export class BodyReadersBusyError extends Error {
   constructor() {
-    super(`more than ${MAX_CONCURRENT_LARGE_BODIES} large request bodies are being read`)
+    super(`${MAX_CONCURRENT_LARGE_BODIES} large request bodies, or one from the same network, are being read`)
     this.name = 'BodyReadersBusyError'
   }
 }
@@ -72,7 +104,9 @@ export class BodyReadTimeoutError extends Error {
  * discards the rest of the body once the response has ended. Past {@link MAX_BODY_BYTES} the read
  * takes one of {@link MAX_CONCURRENT_LARGE_BODIES} slots, or fails with {@link BodyReadersBusyError};
  * holding one, it must end within `deadlineMs`, or the stream is destroyed (a stalled sender is gone
- * or hostile) and the slot given back at once.
+ * or hostile) and the slot given back at once. `claim`, asked once the body passes
+ * {@link MAX_BODY_BYTES}, says whether the route admits the request there ({@link LargeBodyRefusedError}
+ * if not) and its network, which may hold one slot at a time; without it every read is admitted.
  *
  * The bytes go into one buffer grown by doubling, never a list of the chunks as they came: a body
  * sent in 1-byte chunks made a Buffer per byte (the leak-report route's 2.4 MB cap held 475 MB of
@@ -81,12 +115,18 @@ export class BodyReadTimeoutError extends Error {
  * @throws {BodyTooLargeError} past the cap; {@link BodyReadersBusyError} when no slot is free;
  *   {@link BodyReadTimeoutError} past the deadline.
  */
-function readCapped(stream: Readable, limit: number, deadlineMs: number): Promise<Buffer> {
+function readCapped(
+  stream: Readable,
+  limit: number,
+  deadlineMs: number,
+  claim: (() => LargeBodyClaim) | undefined,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // Nothing allocated until a byte comes: most requests have no body.
     let buffer = EMPTY
     let length = 0
     let slot = false
+    let network: string | undefined
     let deadline: NodeJS.Timeout | undefined
     const settle = (error: Error | undefined) => {
       stream.off('data', onData)
@@ -94,7 +134,10 @@ function readCapped(stream: Readable, limit: number, deadlineMs: number): Promis
       stream.off('error', onError)
       stream.off('close', onClose)
       clearTimeout(deadline)
-      if (slot) largeBodies--
+      if (slot) {
+        largeBodies--
+        if (network !== undefined) largeBodyNetworks.delete(network)
+      }
       slot = false
       if (error === undefined) resolve(buffer.subarray(0, length))
       else reject(error)
@@ -108,13 +151,23 @@ function readCapped(stream: Readable, limit: number, deadlineMs: number): Promis
         return
       }
       if (next > MAX_BODY_BYTES && !slot) {
-        if (largeBodies >= MAX_CONCURRENT_LARGE_BODIES) {
+        const who = claim?.()
+        const refusal =
+          who !== undefined && !who.admitted
+            ? new LargeBodyRefusedError()
+            : largeBodies >= MAX_CONCURRENT_LARGE_BODIES ||
+                (who !== undefined && largeBodyNetworks.has(who.network))
+              ? new BodyReadersBusyError()
+              : undefined
+        if (refusal !== undefined) {
           stream.pause()
-          settle(new BodyReadersBusyError())
+          settle(refusal)
           return
         }
         largeBodies++
         slot = true
+        network = who?.network
+        if (network !== undefined) largeBodyNetworks.add(network)
         deadline = setTimeout(onDeadline, deadlineMs)
         // The deadline bounds the slot, not the process: it never keeps Node running.
         deadline.unref()
@@ -226,6 +279,7 @@ export type ReadBody =
   | { readonly ok: true; readonly bytes: Buffer }
   | { readonly ok: false; readonly limit: number }
   | { readonly ok: false; readonly busy: true }
+  | { readonly ok: false; readonly refused: true }
   | { readonly ok: false; readonly deadlineMs: number }
 
 /** The cap on a request's body, by its method and raw target: see {@link bodyLimits}. */
@@ -263,6 +317,36 @@ export function bodyLimits(sets: readonly RouteSet[]): BodyLimit {
 }
 
 /**
+ * What the bindings ask of a request whose body passes {@link MAX_BODY_BYTES}: its route's
+ * {@link LargeBodyGate} (found, like the cap, by method and exact path) on its headers, and its
+ * client's network. Lazy: nothing is looked at for a body that stays under the default cap.
+ *
+ * @example
+ * const claimOf = largeBodyClaims(app.routeSets, (address) => app.guard.network(address))
+ * readRequestBody(req, type, limit, LARGE_BODY_DEADLINE_MS, claimOf(req.method, req.url, req.headers, () => req.ip))
+ */
+export function largeBodyClaims(
+  sets: readonly RouteSet[],
+  networkOf: (address: string | undefined) => string,
+): (
+  method: string | undefined,
+  target: string | undefined,
+  headers: IncomingHttpHeaders,
+  clientAddress: () => string | undefined,
+) => () => LargeBodyClaim {
+  const gates = new Map<string, LargeBodyGate>()
+  for (const set of sets) {
+    for (const route of set.routes) {
+      if (route.largeBodyGate !== undefined) gates.set(`${route.method} ${route.path}`, route.largeBodyGate)
+    }
+  }
+  return (method, target, headers, clientAddress) => () => {
+    const gate = gates.get(`${method ?? ''} ${(target ?? '').split('?', 1)[0]}`)
+    return { admitted: gate === undefined || gate(headers), network: networkOf(clientAddress()) }
+  }
+}
+
+/**
  * Reads a request body for a binding's body parser, capped at `limit` (from {@link bodyLimits}):
  * what the handlers read later (`ApiRequest.body`) and what the parser hands the framework as
  * `req.body`. A read past {@link MAX_BODY_BYTES} must end within `deadlineMs` (the bindings keep
@@ -276,9 +360,10 @@ export async function readRequestBody(
   contentType: string | undefined,
   limit: number,
   deadlineMs: number = LARGE_BODY_DEADLINE_MS,
+  claim?: () => LargeBodyClaim,
 ): Promise<{ readonly read: ReadBody; readonly parameters: unknown }> {
   try {
-    const bytes = await readCapped(stream, limit, deadlineMs)
+    const bytes = await readCapped(stream, limit, deadlineMs, claim)
     // A route with a cap of its own is no API route (bodyLimits refuses one with `access`): no
     // adapter looks at its parameters, and parsing megabytes of JSON would hold the event loop.
     const parameters = limit === MAX_BODY_BYTES ? parseBodyParameters(bytes, contentType) : undefined
@@ -288,6 +373,8 @@ export async function readRequestBody(
       return { read: { ok: false, limit: error.limit }, parameters: undefined }
     if (error instanceof BodyReadersBusyError)
       return { read: { ok: false, busy: true }, parameters: undefined }
+    if (error instanceof LargeBodyRefusedError)
+      return { read: { ok: false, refused: true }, parameters: undefined }
     if (error instanceof BodyReadTimeoutError)
       return { read: { ok: false, deadlineMs: error.deadlineMs }, parameters: undefined }
     throw error
@@ -296,7 +383,8 @@ export async function readRequestBody(
 
 /**
  * The handlers' view of a body read ahead: its bytes, {@link BodyTooLargeError} (→ 413),
- * {@link BodyReadersBusyError} (→ 503), or {@link BodyReadTimeoutError} (→ 408).
+ * {@link BodyReadersBusyError} (→ 503), {@link LargeBodyRefusedError} (→ the route's refusal), or
+ * {@link BodyReadTimeoutError} (→ 408).
  *
  * @example
  * const body = bodyReader(read)
@@ -305,6 +393,7 @@ export function bodyReader(read: ReadBody | undefined): () => Promise<Buffer> {
   if (read === undefined) return () => Promise.resolve(EMPTY)
   if (read.ok) return () => Promise.resolve(read.bytes)
   if ('busy' in read) return () => Promise.reject(new BodyReadersBusyError())
+  if ('refused' in read) return () => Promise.reject(new LargeBodyRefusedError())
   if ('deadlineMs' in read) return () => Promise.reject(new BodyReadTimeoutError(read.deadlineMs))
   return () => Promise.reject(new BodyTooLargeError(read.limit))
 }

@@ -5,6 +5,7 @@
  * disagree. A binding mounts a list of route sets: the API first, then the pages (sign-in,
  * workspace settings, OAuth), which are routes without `access`.
  */
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Deny, Operation, Principal, Resource } from '../../../src/index.js'
 
 /** What a handler may read from a request, whatever the framework. */
@@ -25,7 +26,10 @@ export interface ApiRequest {
   readonly body: () => Promise<Buffer>
   /** The request method, upper-case. */
   readonly method: string
-  /** The raw request target (`/settings/tokens?x=1`), already checked canonical by the front door. */
+  /**
+   * The raw request target (`/settings/tokens?x=1`), already checked canonical by the front door,
+   * without `--public-url`'s path prefix (a route target: hand it to a browser with `web.paths.to`).
+   */
   readonly target: string
   /**
    * Request headers by lower-case name, each its first value (a repeated header is not joined);
@@ -125,6 +129,11 @@ export interface Route {
    * a route with its own cap has no `:params`.
    */
   readonly maxBodyBytes?: number
+  /**
+   * With {@link maxBodyBytes}: which requests may read past {@link MAX_BODY_BYTES}, judged on their
+   * headers before the body is (request/body.ts). Absent: every request may.
+   */
+  readonly largeBodyGate?: (headers: IncomingHttpHeaders) => boolean
   /**
    * The 503 when a store fails, where the default does not fit: an API route answers the policy's
    * 503, a page the 503 page (../http/run-route.ts); the OAuth JSON endpoints answer in their shape.

@@ -34,6 +34,8 @@ export interface Seed {
   readonly workflows: SeedSpec['workflows']
   readonly tokens: readonly TokenRecord[]
   readonly clients: readonly SeedOAuthClient[]
+  /** Resource servers, besides this server's API, that tokens may be issued for (RFC 8707). */
+  readonly resources: SeedSpec['resources']
 }
 
 /**
@@ -80,6 +82,7 @@ export async function loadSeed(input: unknown, now: number = Date.now()): Promis
     workflows: spec.workflows,
     tokens,
     clients,
+    resources: spec.resources,
   }
 }
 

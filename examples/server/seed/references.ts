@@ -112,6 +112,16 @@ export function crossCheck(seed: SeedShape): Issue | undefined {
         detail: 'needs a secret: only a confidential client may introspect',
       }
   }
+  return checkResources(seed)
+}
+
+function checkResources(seed: SeedShape): Issue | undefined {
+  const uris = new Set<string>()
+  for (const [i, resource] of (seed.resources ?? []).entries()) {
+    if (uris.has(resource.uri))
+      return { path: ['resources', i, 'uri'], detail: `${quote(resource.uri)} is already a resource` }
+    uris.add(resource.uri)
+  }
   return undefined
 }
 

@@ -33,6 +33,15 @@ export interface SeedSpec {
   readonly workflows: readonly SeedWorkflow[]
   readonly tokens: readonly SeedToken[]
   readonly clients: readonly SeedClient[]
+  /** Resource servers, besides this server's API, that tokens may be issued for (RFC 8707). */
+  readonly resources: readonly SeedResource[]
+}
+
+/** A resource server this server issues tokens for: its identifier and its name on consent pages. */
+export interface SeedResource {
+  /** The RFC 8707 resource identifier: an absolute http(s) URI without fragment. */
+  readonly uri: string
+  readonly name: string
 }
 
 export interface SeedDataset {
@@ -122,5 +131,6 @@ export function parseSeed(input: unknown): SeedSpec {
       offline: client.offline ?? false,
       introspect: client.introspect ?? false,
     })),
+    resources: seed.resources ?? [],
   }
 }

@@ -7,9 +7,11 @@ import { z } from 'zod'
 import {
   DATASET_LEVELS,
   exportRestrictionsSchema,
+  isResourceIdentifier,
   isWellFormedTokenValue,
   PUBLIC_DATASET_LEVELS,
   PUBLIC_WORKFLOW_LEVELS,
+  RESOURCE_IDENTIFIER_RULE,
   TOKEN_VALUE_LENGTH,
   WORKFLOW_LEVELS,
 } from '../../../src/index.js'
@@ -126,6 +128,21 @@ const clientSchema = z.strictObject({
   introspect: z.boolean().optional(),
 })
 
+// A resource server this server issues tokens for (RFC 8707): its identifier, and the name the
+// consent page shows for it.
+const resourceSchema = z.strictObject({
+  uri: z.string().refine(isResourceIdentifier, {
+    error: (issue) => `${quote(issue.input)} is not a resource identifier: it ${RESOURCE_IDENTIFIER_RULE}`,
+  }),
+  name: z
+    .string()
+    .refine((value) => value.trim() !== '' && value === value.trim(), {
+      error: 'must not be empty or start or end with white space',
+    })
+    .refine((value) => [...value].length <= 100, { error: 'must be at most 100 characters' })
+    .refine((value) => !CONTROL_CHARACTER.test(value), { error: 'must not contain control characters' }),
+})
+
 /** A whole seed file, as parsed before the cross-references are checked. */
 export const seedShape = z.strictObject({
   users: z.array(
@@ -145,6 +162,7 @@ export const seedShape = z.strictObject({
   workflows: z.array(workflowSchema).optional(),
   tokens: z.array(tokenSchema),
   clients: z.array(clientSchema).optional(),
+  resources: z.array(resourceSchema).max(15, { error: 'must list at most 15 resources' }).optional(),
 })
 
 /** A seed whose shapes are right. */

@@ -90,11 +90,16 @@ const COOKIE_PATTERN = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/
 export class SignInCsrfTokens {
   readonly #key: Uint8Array
   readonly #now: () => number
+  readonly #cookiePath: string
 
-  /** `key`: the HMAC key, 32 random bytes; a fresh one of this process's own by default. */
-  constructor(now: () => number, key: Uint8Array = randomBytes(32)) {
+  /**
+   * `key`: the HMAC key, 32 random bytes; a fresh one of this process's own by default.
+   * `cookiePath`: the cookie's `Path`, the pages' path prefix (page-paths.ts); `/` by default.
+   */
+  constructor(now: () => number, key: Uint8Array = randomBytes(32), cookiePath = '/') {
     this.#now = now
     this.#key = key
+    this.#cookiePath = cookiePath
   }
 
   /** A token for a sign-in form, reusing the browser's cookie while it has time left. */
@@ -109,7 +114,7 @@ export class SignInCsrfTokens {
     const setCookie = serializeCookie(
       SIGNIN_CSRF_COOKIE,
       value,
-      cookieOptions(request, SIGNIN_CSRF_TTL_MS / 1000),
+      cookieOptions(request, this.#cookiePath, SIGNIN_CSRF_TTL_MS / 1000),
     )
     return { token: this.#sign(value), setCookie }
   }
@@ -124,7 +129,7 @@ export class SignInCsrfTokens {
 
   /** The `Set-Cookie` value that removes the anonymous cookie once signed in. */
   clearedCookie(request: ApiRequest): string {
-    return serializeCookie(SIGNIN_CSRF_COOKIE, '', cookieOptions(request, 0))
+    return serializeCookie(SIGNIN_CSRF_COOKIE, '', cookieOptions(request, this.#cookiePath, 0))
   }
 
   #issuedAt(cookie: string): number | undefined {

@@ -35,11 +35,16 @@ const VALUE_PATTERN = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{1,
 export class DeviceCookies {
   readonly #now: () => number
   readonly #key: Uint8Array
+  readonly #cookiePath: string
 
-  /** `key`: the sign-in key (32 random bytes); a fresh one of this process's own by default. */
-  constructor(now: () => number, key: Uint8Array = randomBytes(32)) {
+  /**
+   * `key`: the sign-in key (32 random bytes); a fresh one of this process's own by default.
+   * `cookiePath`: the cookie's `Path`, the pages' path prefix (page-paths.ts); `/` by default.
+   */
+  constructor(now: () => number, key: Uint8Array = randomBytes(32), cookiePath = '/') {
     this.#now = now
     this.#key = key
+    this.#cookiePath = cookiePath
   }
 
   /** The `Set-Cookie` value of a new device cookie for `handle`. */
@@ -48,7 +53,7 @@ export class DeviceCookies {
     return serializeCookie(
       DEVICE_COOKIE,
       `${unsigned}.${this.#sign(unsigned)}`,
-      cookieOptions(request, DEVICE_COOKIE_TTL_MS / 1000),
+      cookieOptions(request, this.#cookiePath, DEVICE_COOKIE_TTL_MS / 1000),
     )
   }
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
+import type { PagePaths } from './page-paths.js'
 
 export { escapeHtml }
 
@@ -57,6 +58,19 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
 .secret input { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-width: 34rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .row { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
+td, th, p, li, .hint { overflow-wrap: anywhere; }
+@media (max-width: 48rem) {
+  main { width: 100%; margin: 0; padding: 1rem; border: none; border-radius: 0; }
+  header .bar { padding: .5rem 1rem; }
+  table.stack, table.stack tbody, table.stack tr, table.stack th, table.stack td { display: block; width: 100%; }
+  table.stack caption { display: block; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.stack tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 .75rem; padding: .25rem 0; }
+  table.stack th, table.stack td { border: none; padding: .3rem .75rem; }
+  table.stack td[data-label]::before { content: attr(data-label); display: block; font-size: .8rem; font-weight: 600; color: var(--muted); }
+  table.stack th[scope=row] { font-size: 1.05rem; }
+  td .actions { gap: .75rem 1rem; }
+}
 `
 
 /** Who is signed in, for the page header. */
@@ -67,6 +81,8 @@ export interface SignedInHeader {
 
 /** What {@link renderPage} needs. */
 export interface PageOptions {
+  /** The pages' addresses (page-paths.ts), for the header's links and sign-out form. */
+  readonly paths: PagePaths
   /** The page title, also its `<h1>` unless `heading` says otherwise. Plain text. */
   readonly title: string
   /** The `<h1>` text when it differs from the title. Plain text. */
@@ -104,14 +120,20 @@ function contentSecurityPolicy(scripts: readonly string[]): string {
   ].join('; ')
 }
 
-function headerOf(session: SignedInHeader | undefined): string {
+/** An address of {@link PagePaths.to}, escaped for an attribute. */
+export function pageHref(paths: PagePaths, route: string): string {
+  return escapeHtml(paths.to(route))
+}
+
+function headerOf(paths: PagePaths, session: SignedInHeader | undefined): string {
+  const tokens = pageHref(paths, '/settings/tokens')
   const account =
     session === undefined
-      ? '<a href="/signin">Sign in</a>'
+      ? `<a href="${pageHref(paths, '/signin')}">Sign in</a>`
       : `<span>Signed in as <strong>${escapeHtml(session.handle)}</strong></span>
-      <a href="/settings/tokens">API tokens</a>
-      <form method="post" action="/signout">${csrfField(session)}<button type="submit" class="secondary">Sign out</button></form>`
-  return `<header><div class="bar"><a class="site" href="/settings/tokens">Data access</a>
+      <a href="${tokens}">API tokens</a>
+      <form method="post" action="${pageHref(paths, '/signout')}">${csrfField(session)}<button type="submit" class="secondary">Sign out</button></form>`
+  return `<header><div class="bar"><a class="site" href="${tokens}">Data access</a>
       ${account}</div></header>`
 }
 
@@ -120,7 +142,7 @@ function headerOf(session: SignedInHeader | undefined): string {
  * `Cache-Control: no-store`.
  *
  * @example
- * renderPage({ title: 'Not found', status: 404, body: '<p>No such token.</p>', session })
+ * renderPage({ paths: web.paths, title: 'Not found', status: 404, body: '<p>No such token.</p>', session })
  */
 export function renderPage(options: PageOptions): RouteResult {
   const scripts = options.scripts ?? []
@@ -135,7 +157,7 @@ export function renderPage(options: PageOptions): RouteResult {
 <style>${STYLE}</style>
 </head>
 <body>
-${headerOf(options.session)}
+${headerOf(options.paths, options.session)}
 <main id="main">
 <h1>${escapeHtml(heading)}</h1>
 ${options.body}
@@ -156,9 +178,10 @@ ${scripts.map((source) => `<script>${source}</script>`).join('\n')}
  * A short page saying what went wrong, with a way on: 403 for a failed CSRF check, 404, 429.
  *
  * @example
- * messagePage(404, 'Not found', 'There is no such token.', session)
+ * messagePage(web.paths, 404, 'Not found', 'There is no such token.', session)
  */
 export function messagePage(
+  paths: PagePaths,
   status: number,
   title: string,
   message: string,
@@ -167,9 +190,10 @@ export function messagePage(
 ): RouteResult {
   const back =
     session === undefined
-      ? '<a href="/signin">Go to sign-in</a>'
-      : '<a href="/settings/tokens">Back to API tokens</a>'
+      ? `<a href="${pageHref(paths, '/signin')}">Go to sign-in</a>`
+      : `<a href="${pageHref(paths, '/settings/tokens')}">Back to API tokens</a>`
   return renderPage({
+    paths,
     title,
     status,
     session,

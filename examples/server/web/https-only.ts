@@ -11,7 +11,8 @@
  */
 import { isSecureTransport } from '../../../src/index.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
-import { renderPage } from './html.js'
+import { messagePage, renderPage } from './html.js'
+import type { PagePaths } from './page-paths.js'
 
 /** Whether the request came over HTTPS, or from loopback. */
 export function isTransportAcceptable(request: Pick<ApiRequest, 'protocol' | 'clientAddress'>): boolean {
@@ -19,8 +20,9 @@ export function isTransportAcceptable(request: Pick<ApiRequest, 'protocol' | 'cl
 }
 
 /** The 403 page of a page requested over plain HTTP from another machine. */
-export function httpsRequiredPage(): RouteResult {
+export function httpsRequiredPage(paths: PagePaths): RouteResult {
   return renderPage({
+    paths,
     title: 'HTTPS required',
     status: 403,
     body: '<p>Sign-in, settings and authorization pages are served over HTTPS only. Use the <code>https://</code> address of this server.</p>',
@@ -28,16 +30,39 @@ export function httpsRequiredPage(): RouteResult {
 }
 
 /**
- * A page route that answers {@link httpsRequiredPage} before anything else — before a form is
- * read, a session looked up or a password checked — unless {@link isTransportAcceptable}.
+ * The 503 page of a page whose store is away for a moment (a Redis failover, a stall): the user
+ * tries again.
  *
  * @example
- * const routes = [{ method: 'GET', path: '/signin', handle: showForm }].map(httpsOnly)
+ * unavailablePage(web.paths).status // 503
  */
-export function httpsOnly(route: Route): Route {
-  const { handle } = route
-  return {
-    ...route,
-    handle: async (request) => (isTransportAcceptable(request) ? handle(request) : httpsRequiredPage()),
+export function unavailablePage(paths: PagePaths): RouteResult {
+  return messagePage(
+    paths,
+    503,
+    'Temporarily unavailable',
+    'The server cannot reach its store right now. Please try again in a moment.',
+    undefined,
+    { 'retry-after': '1' },
+  )
+}
+
+/**
+ * Makes routes pages: each answers {@link httpsRequiredPage} before anything else — before a form
+ * is read, a session looked up or a password checked — unless {@link isTransportAcceptable}, and
+ * {@link unavailablePage} when a store fails, unless it has a 503 of its own.
+ *
+ * @example
+ * const routes = [{ method: 'GET', path: '/signin', handle: showForm }].map(httpsOnly(web.paths))
+ */
+export function httpsOnly(paths: PagePaths): (route: Route) => Route {
+  return (route) => {
+    const { handle } = route
+    return {
+      ...route,
+      handle: async (request) =>
+        isTransportAcceptable(request) ? handle(request) : httpsRequiredPage(paths),
+      unavailable: route.unavailable ?? (() => unavailablePage(paths)),
+    }
   }
 }

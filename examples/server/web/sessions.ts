@@ -94,15 +94,16 @@ export function isLoopbackHttp(request: Pick<ApiRequest, 'protocol' | 'clientAdd
 }
 
 /**
- * The attributes of the pages' cookies: `HttpOnly`, `SameSite=Lax`, `Path=/`, and `Secure`
- * unless the client is on loopback over plain HTTP.
+ * The attributes of the pages' cookies: `HttpOnly`, `SameSite=Lax`, `Path=` the pages' path prefix
+ * (`/` without one: page-paths.ts), and `Secure` unless the client is on loopback over plain HTTP.
  */
 export function cookieOptions(
   request: Pick<ApiRequest, 'protocol' | 'clientAddress'>,
+  path: string,
   maxAge?: number,
 ): CookieOptions {
   return {
-    path: '/',
+    path,
     httpOnly: true,
     sameSite: 'Lax',
     secure: !isLoopbackHttp(request),
@@ -110,14 +111,17 @@ export function cookieOptions(
   }
 }
 
-/** The `Set-Cookie` value that hands a session to the browser (a browser-session cookie). */
-export function sessionCookie(session: Session, request: ApiRequest): string {
-  return serializeCookie(SESSION_COOKIE, session.id, cookieOptions(request))
+/**
+ * The `Set-Cookie` value that hands a session to the browser (a browser-session cookie), on the
+ * pages' cookie path (page-paths.ts).
+ */
+export function sessionCookie(session: Session, request: ApiRequest, path: string): string {
+  return serializeCookie(SESSION_COOKIE, session.id, cookieOptions(request, path))
 }
 
-/** The `Set-Cookie` value that removes the session cookie. */
-export function clearedSessionCookie(request: ApiRequest): string {
-  return serializeCookie(SESSION_COOKIE, '', cookieOptions(request, 0))
+/** The `Set-Cookie` value that removes the session cookie from `path`. */
+export function clearedSessionCookie(request: ApiRequest, path: string): string {
+  return serializeCookie(SESSION_COOKIE, '', cookieOptions(request, path, 0))
 }
 
 /** A session as the memory store holds it: without its id, under the id's hash. */

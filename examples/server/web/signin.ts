@@ -40,15 +40,20 @@ function single(form: URLSearchParams, name: string): string | undefined {
  */
 export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
   const showForm = async (request: ApiRequest): Promise<RouteResult> =>
-    signInPage({ csrf: web.signInCsrf.issue(request), next: safeNext(request.query.get('next')) })
+    signInPage({
+      paths: web.paths,
+      csrf: web.signInCsrf.issue(request),
+      next: safeNext(request.query.get('next'), web.paths),
+    })
 
   const signIn = async (request: ApiRequest): Promise<RouteResult> => {
     const form = await readForm(request)
-    const next = safeNext(single(form, 'next'))
+    const next = safeNext(single(form, 'next'), web.paths)
     const handle = single(form, 'handle') ?? ''
     const password = single(form, 'password') ?? ''
     const again = (status: number, error: string, headers?: Record<string, string>) =>
       signInPage({
+        paths: web.paths,
         csrf: web.signInCsrf.issue(request),
         next,
         handle: handle.slice(0, MAX_HANDLE_LENGTH),
@@ -105,9 +110,9 @@ export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
     const previous = request.cookies[SESSION_COOKIE]
     if (previous !== undefined) await web.sessions.destroy(previous)
     const session = await web.sessions.create(handle)
-    return redirect(next ?? DEFAULT_NEXT, 303, {
+    return redirect(next ?? web.paths.to(DEFAULT_NEXT), 303, {
       'set-cookie': [
-        sessionCookie(session, request),
+        sessionCookie(session, request, web.paths.cookiePath),
         web.signInCsrf.clearedCookie(request),
         web.deviceCookies.issue(request, handle),
       ],
@@ -115,16 +120,20 @@ export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
   }
 
   const signOut = async (request: ApiRequest): Promise<RouteResult> => {
+    const signedOut = () =>
+      redirect(web.paths.to('/signin'), 303, {
+        'set-cookie': clearedSessionCookie(request, web.paths.cookiePath),
+      })
     const form = await readForm(request)
     const session = await web.currentSession(request)
     if (session === undefined) {
       // Nobody to sign out: the browser may still hold a stale cookie, which goes too.
-      return redirect('/signin', 303, { 'set-cookie': clearedSessionCookie(request) })
+      return signedOut()
     }
     const check = await web.checkCsrf(request, form)
     if (!check.ok) return check.result
     await web.sessions.destroy(session.id)
-    return redirect('/signin', 303, { 'set-cookie': clearedSessionCookie(request) })
+    return signedOut()
   }
 
   const routes: Route[] = [
@@ -133,5 +142,5 @@ export function signInRoutes(web: WebContext, guard: AbuseGuard): RouteSet {
     { method: 'POST', path: '/signout', handle: signOut },
   ]
   // A password and a session cookie never cross a network in the clear.
-  return { name: 'signin', routes: routes.map(httpsOnly) }
+  return { name: 'signin', routes: routes.map(httpsOnly(web.paths)) }
 }

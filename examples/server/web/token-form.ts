@@ -55,6 +55,26 @@ export function defaultLifetime(maxLifetimeDays: number | undefined): string {
   return String(days.includes(30) ? 30 : days[days.length - 1])
 }
 
+/**
+ * The bounds of the create form's date field, as `YYYY-MM-DD` (a date means 00:00 UTC that day):
+ * `min`, the first date still in the future; `max`, under a cap, the last date within it, so that
+ * the browser's date picker offers no date the server would refuse.
+ *
+ * @example
+ * expiryDateBounds(Date.parse('2026-11-28T22:00:00Z'), 90) // { min: '2026-11-29', max: '2027-02-26' }
+ */
+export function expiryDateBounds(
+  now: number,
+  maxLifetimeDays: number | undefined,
+): { readonly min: string; readonly max: string | undefined } {
+  const day = (at: number) => new Date(at * DAY_MS).toISOString().slice(0, 10)
+  return {
+    min: day(Math.floor(now / DAY_MS) + 1),
+    max:
+      maxLifetimeDays === undefined ? undefined : day(Math.floor((now + maxLifetimeDays * DAY_MS) / DAY_MS)),
+  }
+}
+
 function capMessage(maxLifetimeDays: number): string {
   const days = maxLifetimeDays === 1 ? '1 day' : `${maxLifetimeDays} days`
   return `Expiration: token lifetimes are capped at ${days} on this server; choose ${days} or fewer.`

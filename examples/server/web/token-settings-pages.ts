@@ -6,7 +6,9 @@
  * value appears on exactly one page, {@link createdTokenPage}, which nothing stores.
  */
 import {
+  DAY_MS,
   isExpiringSoon,
+  REVOKED_DISPLAY_MS,
   SCOPE_DESCRIPTIONS,
   SCOPES,
   type Scope,
@@ -15,10 +17,12 @@ import {
 import type { RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
 import { escapeHtml } from './escape-html.js'
-import { renderPage } from './html.js'
+import { pageHref, renderPage } from './html.js'
+import type { PagePaths } from './page-paths.js'
 import type { Session } from './sessions.js'
 import {
   defaultLifetime,
+  expiryDateBounds,
   type FieldErrors,
   lifetimeChoices,
   type TokenField,
@@ -28,7 +32,7 @@ import {
 /** Where the token pages live. */
 export const TOKENS_PATH = '/settings/tokens'
 
-/** The address of a token's edit page. */
+/** The route path of a token's edit page (handed out with {@link PagePaths.to}). */
 export function tokenPath(token: Pick<TokenRecord, 'id'>): string {
   return `${TOKENS_PATH}/${encodeURIComponent(token.id)}`
 }
@@ -85,7 +89,10 @@ function lifetimeField(
   values: TokenFormValues,
   errors: FieldErrors,
   maxLifetimeDays: number | undefined,
+  now: number,
 ): string {
+  const bounds = expiryDateBounds(now, maxLifetimeDays)
+  const range = ` min="${bounds.min}"${bounds.max === undefined ? '' : ` max="${bounds.max}"`}`
   const chosen = values.lifetime === '' ? defaultLifetime(maxLifetimeDays) : values.lifetime
   const options = lifetimeChoices(maxLifetimeDays)
     .map((choice) => {
@@ -106,7 +113,7 @@ function lifetimeField(
   <div class="field">
     <label for="new-expiresAt">Custom date</label>
     ${fieldError(errors, 'expiresAt')}
-    <input type="date" id="new-expiresAt" name="expiresAt" value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
+    <input type="date" id="new-expiresAt" name="expiresAt"${range} value="${escapeHtml(values.expiresAt)}"${invalidAttributes(errors, 'expiresAt', 'new-expiresAt-hint')}>
     <p class="hint" id="new-expiresAt-hint">With “Custom date”: the token stops working at 00:00 UTC on this date.</p>
   </div>`
 }
@@ -165,6 +172,8 @@ function scopeFields(prefix: string, chosen: readonly Scope[], errors: FieldErro
 
 /** What the token list page shows. */
 export interface TokenListOptions extends TokenPageOptions {
+  /** The pages' addresses (page-paths.ts). */
+  readonly paths: PagePaths
   readonly session: Session
   /** The user's unrevoked API tokens, oldest first. */
   readonly tokens: readonly TokenRecord[]
@@ -182,14 +191,14 @@ function revokedRows(revoked: readonly TokenRecord[]): string {
   const rows = revoked.map(
     (token) => `<tr>
       <th scope="row"><s>${escapeHtml(token.name)}</s></th>
-      <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
-      <td>${formatInstant(token.revokedAt!)}</td>
-      <td>${token.revokedReason === undefined ? 'revoked' : `revoked: ${escapeHtml(token.revokedReason)}`}</td>
+      <td data-label="Hint"><code class="nowrap">${escapeHtml(token.hint)}</code></td>
+      <td data-label="Revoked">${formatInstant(token.revokedAt!)}</td>
+      <td data-label="Reason">${token.revokedReason === undefined ? 'revoked' : `revoked: ${escapeHtml(token.revokedReason)}`}</td>
     </tr>`,
   )
   return `<h2 id="revoked">Recently revoked</h2>
-<table>
-  <caption>Tokens revoked in the last 30 days, and why. Requests with them are refused.</caption>
+<table class="stack">
+  <caption>Tokens revoked in the last ${REVOKED_DISPLAY_MS / DAY_MS} days, and why. Requests with them are refused.</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Hint</th><th scope="col">Revoked</th><th scope="col">Reason</th></tr></thead>
   <tbody>${rows.join('\n')}</tbody>
 </table>`
@@ -204,12 +213,13 @@ function leakAlert(revoked: readonly TokenRecord[]): string {
 }
 
 // An expired token cannot be regenerated (rotateToken refuses it): no control for it.
-function regenerateLink(token: TokenRecord, name: string, now: number): string {
+function regenerateLink(paths: PagePaths, token: TokenRecord, name: string, now: number): string {
   if (token.expiresAt !== undefined && token.expiresAt <= now) return ''
-  return `<a href="${tokenPath(token)}/regenerate">Regenerate<span class="visually-hidden"> ${name}</span></a>`
+  return `<a href="${pageHref(paths, `${tokenPath(token)}/regenerate`)}">Regenerate<span class="visually-hidden"> ${name}</span></a>`
 }
 
 function tokenRows(
+  paths: PagePaths,
   tokens: readonly TokenRecord[],
   session: Session,
   now: number,
@@ -220,21 +230,21 @@ function tokenRows(
     const name = escapeHtml(token.name)
     return `<tr>
       <th scope="row">${name}</th>
-      <td>${scopeList(token.scopes)}</td>
-      <td><code class="nowrap">${escapeHtml(token.hint)}</code></td>
-      <td>${formatInstant(token.createdAt)}</td>
-      <td>${lastUsedCell(token)}</td>
-      <td>${expiryCell(token, now)}</td>
+      <td data-label="Scopes">${scopeList(token.scopes)}</td>
+      <td data-label="Hint"><code class="nowrap">${escapeHtml(token.hint)}</code></td>
+      <td data-label="Created">${formatInstant(token.createdAt)}</td>
+      <td data-label="Last used">${lastUsedCell(token)}</td>
+      <td data-label="Expires">${expiryCell(token, now)}</td>
       <td><div class="actions">
-        <a href="${tokenPath(token)}">Edit<span class="visually-hidden"> ${name}</span></a>
-        ${canRotate ? regenerateLink(token, name, now) : ''}
-        <form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
+        <a href="${pageHref(paths, tokenPath(token))}">Edit<span class="visually-hidden"> ${name}</span></a>
+        ${canRotate ? regenerateLink(paths, token, name, now) : ''}
+        <form method="post" action="${pageHref(paths, `${tokenPath(token)}/revoke`)}">${csrfField(session)}
           <button type="submit" class="danger">Revoke<span class="visually-hidden"> ${name}</span></button>
         </form>
       </div></td>
     </tr>`
   })
-  return `<table>
+  return `<table class="stack">
     <caption>Your API tokens. Values are never shown again after creation; the hint is the prefix and the last four characters.</caption>
     <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Hint</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
     <tbody>${rows.join('\n')}</tbody>
@@ -245,28 +255,29 @@ function tokenRows(
  * The token list with the create form; status 400 when it shows the create form's problems.
  *
  * @example
- * tokenListPage({ session, tokens, now: Date.now() })
+ * tokenListPage({ paths: web.paths, session, tokens, now: Date.now() })
  */
 export function tokenListPage(options: TokenListOptions): RouteResult {
-  const { session, form } = options
+  const { paths, session, form } = options
   const errors = form?.errors ?? {}
   const values = form?.values ?? { name: '', scopes: ['public'], lifetime: '', expiresAt: '' }
   const revoked = options.revoked ?? []
   const body = `${options.notice === undefined ? '' : `<div class="notice" role="status"><p>${escapeHtml(options.notice)}</p></div>`}
 ${leakAlert(revoked)}
 <p>API tokens let programs and services call the data-access API as you, without a browser. Treat each token like a password.</p>
-${tokenRows(options.tokens, session, options.now, options.canRotate === true)}
+${tokenRows(paths, options.tokens, session, options.now, options.canRotate === true)}
 ${revokedRows(revoked)}
 <h2 id="create">Create a token</h2>
 ${errorSummary(errors)}
-<form method="post" action="${TOKENS_PATH}" novalidate>
+<form method="post" action="${pageHref(paths, TOKENS_PATH)}" novalidate>
   ${csrfField(session)}
   ${nameField('new', values.name, errors)}
   ${scopeFields('new', values.scopes, errors)}
-  ${lifetimeField(values, errors, options.maxLifetimeDays)}
+  ${lifetimeField(values, errors, options.maxLifetimeDays, options.now)}
   <button type="submit">Create token</button>
 </form>`
   return renderPage({
+    paths,
     title: 'API tokens',
     session,
     status: form === undefined ? 200 : 400,
@@ -298,9 +309,10 @@ const COPY_SCRIPT = `(function () {
  * that it will not be shown again. Sent with `Cache-Control: no-store` like every page.
  *
  * @example
- * createdTokenPage(session, record, value)
+ * createdTokenPage(web.paths, session, record, value)
  */
 export function createdTokenPage(
+  paths: PagePaths,
   session: Session,
   token: TokenRecord,
   value: string,
@@ -334,8 +346,9 @@ export function createdTokenPage(
     <tr><th scope="row">Expires</th><td>${token.expiresAt === undefined ? 'Never' : formatInstant(token.expiresAt)}</td></tr>
   </tbody>
 </table>
-<p><a href="${TOKENS_PATH}">I have copied it — back to API tokens</a></p>`
+<p><a href="${pageHref(paths, TOKENS_PATH)}">I have copied it — back to API tokens</a></p>`
   return renderPage({
+    paths,
     title: regenerated === undefined ? 'Your new API token' : 'Your regenerated API token',
     heading: `Token “${token.name}” ${regenerated === undefined ? 'created' : 'regenerated'}`,
     session,
@@ -348,9 +361,10 @@ export function createdTokenPage(
  * The edit page of a token: name and scopes; status 400 when it shows problems.
  *
  * @example
- * editTokenPage(session, token)
+ * editTokenPage(web.paths, session, token)
  */
 export function editTokenPage(
+  paths: PagePaths,
   session: Session,
   token: TokenRecord,
   form?: { readonly values: TokenFormValues; readonly errors: FieldErrors },
@@ -362,26 +376,27 @@ export function editTokenPage(
     options.canRotate === true
       ? `<h2>Regenerate</h2>
 <p>Issue a new value for this token (same name, scopes and expiry policy), and let the current one keep working for a while so that the services using it can switch without an outage.</p>
-<p><a href="${tokenPath(token)}/regenerate">Regenerate “${escapeHtml(token.name)}”…</a></p>`
+<p><a href="${pageHref(paths, `${tokenPath(token)}/regenerate`)}">Regenerate “${escapeHtml(token.name)}”…</a></p>`
       : ''
   const body = `${errorSummary(errors)}
 <p>Token <code>${escapeHtml(token.hint)}</code>, created ${formatInstant(token.createdAt)}. Changes apply from the token's next request.</p>
-<form method="post" action="${tokenPath(token)}" novalidate>
+<form method="post" action="${pageHref(paths, tokenPath(token))}" novalidate>
   ${csrfField(session)}
   ${nameField('edit', values.name, errors)}
   ${scopeFields('edit', values.scopes, errors)}
   <div class="row">
     <button type="submit">Save changes</button>
-    <a href="${TOKENS_PATH}">Cancel</a>
+    <a href="${pageHref(paths, TOKENS_PATH)}">Cancel</a>
   </div>
 </form>
 ${regenerate}
 <h2>Revoke</h2>
 <p>Revoke the token if it is lost, unused or compromised.</p>
-<form method="post" action="${tokenPath(token)}/revoke">${csrfField(session)}
+<form method="post" action="${pageHref(paths, `${tokenPath(token)}/revoke`)}">${csrfField(session)}
   <button type="submit" class="danger">Revoke “${escapeHtml(token.name)}”…</button>
 </form>`
   return renderPage({
+    paths,
     title: 'Edit API token',
     heading: `Edit “${token.name}”`,
     session,
@@ -394,20 +409,20 @@ ${regenerate}
  * The revoke confirmation: its form posts `confirm=yes` to `/settings/tokens/:id/revoke`.
  *
  * @example
- * revokeConfirmPage(session, token)
+ * revokeConfirmPage(web.paths, session, token)
  */
-export function revokeConfirmPage(session: Session, token: TokenRecord): RouteResult {
+export function revokeConfirmPage(paths: PagePaths, session: Session, token: TokenRecord): RouteResult {
   const name = escapeHtml(token.name)
   const body = `<p>Programs using <strong>${name}</strong> (<code>${escapeHtml(token.hint)}</code>) will be refused from their next request. This cannot be undone.</p>
-<form method="post" action="${tokenPath(token)}/revoke">
+<form method="post" action="${pageHref(paths, `${tokenPath(token)}/revoke`)}">
   ${csrfField(session)}
   <input type="hidden" name="confirm" value="yes">
   <div class="row">
     <button type="submit" class="danger">Revoke “${name}”</button>
-    <a href="${TOKENS_PATH}">Cancel</a>
+    <a href="${pageHref(paths, TOKENS_PATH)}">Cancel</a>
   </div>
 </form>`
-  return renderPage({ title: 'Revoke API token', heading: `Revoke “${token.name}”?`, session, body })
+  return renderPage({ paths, title: 'Revoke API token', heading: `Revoke “${token.name}”?`, session, body })
 }
 
 /**
@@ -416,9 +431,10 @@ export function revokeConfirmPage(session: Session, token: TokenRecord): RouteRe
  * `problem` shown.
  *
  * @example
- * regenerateConfirmPage(session, token, Date.now())
+ * regenerateConfirmPage(web.paths, session, token, Date.now())
  */
 export function regenerateConfirmPage(
+  paths: PagePaths,
   session: Session,
   token: TokenRecord,
   now: number,
@@ -439,7 +455,7 @@ export function regenerateConfirmPage(
         : 'The token still never expires.'
   const body = `${problem === undefined ? '' : `<div class="error" role="alert"><p>${escapeHtml(problem)}</p></div>`}
 <p>A new value replaces <code>${escapeHtml(token.hint)}</code> for <strong>${name}</strong>: same name and scopes. ${expiry} The new value is shown once.${now < (token.previousHashExpiresAt ?? 0) ? ' The value replaced by the last regeneration stops working now.' : ''}</p>
-<form method="post" action="${tokenPath(token)}/regenerate">
+<form method="post" action="${pageHref(paths, `${tokenPath(token)}/regenerate`)}">
   ${csrfField(session)}
   <fieldset>
     <legend>How long should the current value keep working?</legend>
@@ -447,10 +463,11 @@ export function regenerateConfirmPage(
   </fieldset>
   <div class="row">
     <button type="submit">Regenerate “${name}”</button>
-    <a href="${TOKENS_PATH}">Cancel</a>
+    <a href="${pageHref(paths, TOKENS_PATH)}">Cancel</a>
   </div>
 </form>`
   return renderPage({
+    paths,
     title: 'Regenerate API token',
     heading: `Regenerate “${token.name}”?`,
     session,

@@ -22,6 +22,11 @@
  * rotate (`TokenStore.rotate`); it is refused (409) for an expired token, and under the cap for one
  * whose new value would outlive the cap.
  *
+ * Every change is limited per network and per signed-in user (limits/abuse-limits.ts:
+ * `settingsWrites`, `settingsWritesPerUser`): past a limit the POST changes nothing and answers 429
+ * with `Retry-After` and a page saying how long to wait. A user holds at most `--max-live-tokens`
+ * live API tokens (100 by default); creating one more is refused with a message naming the bound.
+ *
  * Every POST carries `csrf_token` (else 403). Signed out: a 303 to sign-in. A token that is not the
  * user's own unrevoked API token — another user's, an OAuth token, a revoked or unknown id — is 404.
  * Over plain HTTP from another machine every route is the 403 page of https-only.ts, signed in or not.
@@ -30,6 +35,8 @@ import {
   checkTokenLifetime,
   createApiToken,
   InvalidArgumentError,
+  isRecentlyRevoked,
+  isTokenRetained,
   renameToken,
   rescopeToken,
   revokeToken,
@@ -39,11 +46,13 @@ import {
   type TokenStore,
   TokenStoreError,
 } from '../../../src/index.js'
+import { type AbuseGuard, DEFAULT_MAX_LIVE_TOKENS, waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { messagePage } from './html.js'
 import { httpsOnly } from './https-only.js'
+import type { PagePaths } from './page-paths.js'
 import type { Session } from './sessions.js'
 import { type FieldErrors, readNewToken, readTokenChanges, type TokenFormValues } from './token-form.js'
 import {
@@ -63,15 +72,41 @@ export interface TokenSettingsContext {
   readonly tokens: TokenStore
   /** `--max-token-lifetime`, in days; absent: no cap. */
   readonly maxLifetimeDays?: number | undefined
+  /** `--max-live-tokens`: live API tokens one user may hold; {@link DEFAULT_MAX_LIVE_TOKENS} by default. */
+  readonly maxLiveTokens?: number | undefined
+  /**
+   * Counts every change (create, rename, rescope, regenerate, revoke) per network and per user;
+   * absent: unlimited (tests of other things).
+   */
+  readonly guard?: AbuseGuard | undefined
 }
 
-// How long the list keeps showing a revoked token, with the reason: long enough to notice.
-const REVOKED_SHOWN_MS = 30 * 86_400_000
-
-/** Unrevoked API tokens a user may hold at once; past it, creating one asks to revoke one first. */
-export const MAX_TOKENS_PER_USER = 100
-
 type Signed = (request: ApiRequest, session: Session) => Promise<RouteResult>
+
+/**
+ * The 429 page of a change over a limit, or undefined to go on. The network's count comes first, so
+ * that a network already refused creates no key for its users.
+ */
+async function overLimit(
+  paths: PagePaths,
+  guard: AbuseGuard | undefined,
+  request: ApiRequest,
+  session: Session,
+): Promise<RouteResult | undefined> {
+  if (guard === undefined) return undefined
+  const network = await guard.hit('settingsWrites', request.clientAddress)
+  const user = network.ok ? await guard.hitShared('settingsWritesPerUser', session.handle) : network
+  if (user.ok) return undefined
+  const who = network.ok ? 'by your account' : 'from your network'
+  return messagePage(
+    paths,
+    429,
+    'Too many changes',
+    `Too many changes to API tokens were made ${who} in the last minutes. Nothing was changed. Try again in ${waitInWords(user.retryAfter)}.`,
+    session,
+    { 'retry-after': String(user.retryAfter) },
+  )
+}
 
 // A change that took effect but that the store's replicas have not confirmed yet (a Redis Cluster
 // shard that lost its replica in a failover): done, and said to be pending, never a failure.
@@ -86,16 +121,21 @@ function pending(receipt: Awaited<ReturnType<TokenStore['update']>>): string {
  * const routes = tokenSettingsRoutes({ web: app.web, tokens: app.tokens })
  */
 export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
-  const { web, tokens, maxLifetimeDays } = context
+  const { web, tokens, maxLifetimeDays, guard } = context
+  const { paths } = web
+  const maxLive = context.maxLiveTokens ?? DEFAULT_MAX_LIVE_TOKENS
   const canRotate = typeof tokens.rotate === 'function'
   const pageOptions = { maxLifetimeDays, canRotate }
 
   // What the list shows and names are unique among: the user's API tokens that are not revoked
   // (OAuth tokens are sessions of applications, not managed here).
-  const listed = async (handle: string): Promise<readonly TokenRecord[]> =>
-    (await tokens.listByOwner(handle)).filter(
-      (token) => token.kind === 'api' && token.revokedAt === undefined,
+  // An expired token is listed (as expired) until its end, as long as the store keeps it.
+  const listed = async (handle: string): Promise<readonly TokenRecord[]> => {
+    const now = web.now()
+    return (await tokens.listByOwner(handle)).filter(
+      (token) => token.kind === 'api' && token.revokedAt === undefined && isTokenRetained(token, now),
     )
+  }
 
   const ownToken = async (request: ApiRequest, session: Session): Promise<TokenRecord | undefined> => {
     const id = request.params.id
@@ -105,7 +145,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
   }
 
   const notFound = (session: Session): RouteResult =>
-    messagePage(404, 'Not found', 'There is no such token among yours.', session)
+    messagePage(paths, 404, 'Not found', 'There is no such token among yours.', session)
 
   // Signed-in pages: GETs come back here after sign-in; POSTs go to the list, since a form post
   // cannot be replayed.
@@ -116,28 +156,30 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       return check.ok ? handler(request, check.session) : check.result
     }
 
-  // Signed-in forms: the CSRF token is checked before anything else is looked at.
+  // Signed-in forms: the CSRF token is checked before anything else is looked at, then the limits
+  // on changes, before the store is read or written.
   const form = (
     handler: (request: ApiRequest, session: Session, form: URLSearchParams) => Promise<RouteResult>,
   ) =>
     page(async (request) => {
       const fields = await readForm(request)
       const check = await web.checkCsrf(request, fields)
-      return check.ok ? handler(request, check.session, fields) : check.result
+      if (!check.ok) return check.result
+      const limited = await overLimit(paths, guard, request, check.session)
+      return limited ?? handler(request, check.session, fields)
     })
 
-  // API tokens revoked in the last 30 days, newest first, for the list to say why.
+  // API tokens revoked in the last 30 days (the library's rule: the stores keep them that long),
+  // newest first, for the list to say why.
   const recentlyRevoked = async (handle: string, now: number): Promise<readonly TokenRecord[]> =>
     (await tokens.listByOwner(handle))
-      .filter(
-        (token) =>
-          token.kind === 'api' && token.revokedAt !== undefined && now - token.revokedAt < REVOKED_SHOWN_MS,
-      )
+      .filter((token) => token.kind === 'api' && isRecentlyRevoked(token, now))
       .sort((a, b) => b.revokedAt! - a.revokedAt!)
 
   const list: Signed = async (_request, session) => {
     const now = web.now()
     return tokenListPage({
+      paths,
       session,
       tokens: await listed(session.handle),
       revoked: await recentlyRevoked(session.handle, now),
@@ -154,6 +196,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     // The list again, with the form's problems (400).
     const again = async (form: { readonly values: TokenFormValues; readonly errors: FieldErrors }) =>
       tokenListPage({
+        paths,
         session,
         tokens: existing,
         revoked: await recentlyRevoked(session.handle, now),
@@ -166,9 +209,12 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       lifetime: fields.get('lifetime') ?? '',
       expiresAt: fields.get('expiresAt') ?? '',
     }
-    if (!read.ok || existing.length >= MAX_TOKENS_PER_USER) {
+    const live = existing.filter((token) => token.expiresAt === undefined || now < token.expiresAt).length
+    if (!read.ok || live >= maxLive) {
       const errors = read.ok
-        ? { name: `Name: you have ${MAX_TOKENS_PER_USER} tokens; revoke one before creating another.` }
+        ? {
+            name: `Name: you have ${live} live tokens, and one account may hold at most ${maxLive}; revoke one before creating another.`,
+          }
         : read.errors
       const values = read.ok ? { ...typed, name: read.value.name, scopes: read.value.scopes } : read.values
       return again({ values, errors })
@@ -193,12 +239,14 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     const { record, value } = created
     await tokens.save(record)
     // The value goes into this one answer and nowhere else: not the session, not a log, not a redirect.
-    return createdTokenPage(session, record, value)
+    return createdTokenPage(paths, session, record, value)
   })
 
   const edit: Signed = async (request, session) => {
     const token = await ownToken(request, session)
-    return token === undefined ? notFound(session) : editTokenPage(session, token, undefined, pageOptions)
+    return token === undefined
+      ? notFound(session)
+      : editTokenPage(paths, session, token, undefined, pageOptions)
   }
 
   const update = form(async (request, session, fields) => {
@@ -206,7 +254,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     if (token === undefined) return notFound(session)
     const read = readTokenChanges(fields, token, await listed(session.handle))
     if (!read.ok) {
-      return editTokenPage(session, token, { values: read.values, errors: read.errors }, pageOptions)
+      return editTokenPage(paths, session, token, { values: read.values, errors: read.errors }, pageOptions)
     }
     let changed = token
     if (read.value.name !== undefined) changed = renameToken(changed, read.value.name)
@@ -216,30 +264,30 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       session.id,
       `Saved “${changed.name}”: scopes ${changed.scopes.join(', ')}${pending(receipt)}.`,
     )
-    return redirect(TOKENS_PATH)
+    return redirect(paths.to(TOKENS_PATH))
   })
 
   const confirmRevoke: Signed = async (request, session) => {
     const token = await ownToken(request, session)
-    return token === undefined ? notFound(session) : revokeConfirmPage(session, token)
+    return token === undefined ? notFound(session) : revokeConfirmPage(paths, session, token)
   }
 
   const revoke = form(async (request, session, fields) => {
     const token = await ownToken(request, session)
     if (token === undefined) return notFound(session)
-    if (fields.get('confirm') !== 'yes') return revokeConfirmPage(session, token)
+    if (fields.get('confirm') !== 'yes') return revokeConfirmPage(paths, session, token)
     const receipt = await tokens.update(revokeToken(token, web.now()))
     await web.sessions.setNotice(
       session.id,
       `Revoked “${token.name}”${pending(receipt)}. Requests with it are refused from now on.`,
     )
-    return redirect(TOKENS_PATH)
+    return redirect(paths.to(TOKENS_PATH))
   })
 
   const confirmRegenerate: Signed = async (request, session) => {
     const token = await ownToken(request, session)
     if (token === undefined || !canRotate) return notFound(session)
-    return regenerateConfirmPage(session, token, web.now())
+    return regenerateConfirmPage(paths, session, token, web.now())
   }
 
   const regenerate = form(async (request, session, fields) => {
@@ -250,6 +298,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     const overlap = choice.length === 1 ? OVERLAPS.find((each) => each.value === choice[0]) : undefined
     if (overlap === undefined) {
       return regenerateConfirmPage(
+        paths,
         session,
         token,
         now,
@@ -266,6 +315,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     } catch (error) {
       if (error instanceof TokenLifetimeError) {
         return messagePage(
+          paths,
           409,
           'Cannot regenerate',
           `${error.message}. This token would outlive the cap: create a new token instead.`,
@@ -274,6 +324,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       }
       if (error instanceof InvalidArgumentError) {
         return messagePage(
+          paths,
           409,
           'Cannot regenerate',
           'This token has expired: create a new token instead.',
@@ -286,6 +337,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
         const current = await tokens.findById(token.id)
         if (current !== undefined && (current.hash !== token.hash || current.revokedAt !== undefined)) {
           return messagePage(
+            paths,
             409,
             'Cannot regenerate',
             'The token changed meanwhile. Reload the list and try again.',
@@ -296,7 +348,7 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
       throw error
     }
     // As at creation: the value goes into this one answer and nowhere else.
-    return createdTokenPage(session, rotated.record, rotated.value, { regeneratedAt: now })
+    return createdTokenPage(paths, session, rotated.record, rotated.value, { regeneratedAt: now })
   })
 
   const routes: Route[] = [
@@ -310,5 +362,5 @@ export function tokenSettingsRoutes(context: TokenSettingsContext): RouteSet {
     { method: 'POST', path: `${TOKENS_PATH}/:id/regenerate`, handle: regenerate },
   ]
   // New token values and session cookies never cross a network in the clear.
-  return { name: 'token-settings', routes: routes.map(httpsOnly) }
+  return { name: 'token-settings', routes: routes.map(httpsOnly(paths)) }
 }

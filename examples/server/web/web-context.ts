@@ -13,6 +13,7 @@ import { checkSessionCsrf, SignInCsrfTokens } from './csrf.js'
 import { DeviceCookies } from './device-cookies.js'
 import { messagePage } from './html.js'
 import { DEFAULT_NEXT, safeNext } from './next-path.js'
+import { PagePaths } from './page-paths.js'
 import { MemorySessionStore, SESSION_COOKIE, type Session, type SessionStore } from './sessions.js'
 import { signInPage } from './signin-page.js'
 import { UserDirectory } from './users.js'
@@ -34,6 +35,8 @@ export interface WebContext {
   readonly signInCsrf: SignInCsrfTokens
   /** The device cookies of browsers that signed in before (device-cookies.ts). */
   readonly deviceCookies: DeviceCookies
+  /** The addresses the pages hand out, under `--public-url`'s path (page-paths.ts). */
+  readonly paths: PagePaths
   /**
    * The live session whose id the `dap_session` cookie carries, its idle clock restarted; undefined
    * when signed out or expired.
@@ -41,9 +44,10 @@ export interface WebContext {
   currentSession(request: ApiRequest): Promise<Session | undefined>
   /**
    * The session, or the way to sign in: a 303 to `/signin?next=…` (`'redirect'`, the default), or
-   * the sign-in form itself, posting to `/signin` with `next` (`'page'`). `next` must be a
-   * same-origin path; by default it is the request's own target for a GET, the token list
-   * otherwise (a POST cannot be replayed after sign-in).
+   * the sign-in form itself, posting to `/signin` with `next` (`'page'`), both under the path
+   * prefix. `next` is a route target (`/device?consent=…`), handed to the browser under the prefix;
+   * by default it is the request's own target for a GET, the token list otherwise (a POST cannot
+   * be replayed after sign-in).
    */
   requireSignIn(request: ApiRequest, next?: string, prompt?: SignInPrompt): Promise<SessionCheck>
   /**
@@ -62,21 +66,25 @@ export interface WebContextOptions {
   readonly sessions?: SessionStore
   /** The sign-in form's CSRF key, the same on every instance; a fresh one by default. */
   readonly signInKey?: Uint8Array
+  /** The pages' addresses, from `--public-url`; without a path prefix by default. */
+  readonly paths?: PagePaths
 }
 
 /**
- * The address of the sign-in page that continues to `next`, its slashes left readable.
+ * The address of the sign-in page that continues to `next` (a path the browser was given, prefix
+ * included), its slashes left readable.
  *
  * @example
- * signInLocation('/settings/tokens') // '/signin?next=/settings/tokens'
+ * signInLocation(new PagePaths('/dap'), '/dap/settings/tokens') // '/dap/signin?next=/dap/settings/tokens'
  */
-export function signInLocation(next: string | undefined): string {
-  return next === undefined ? '/signin' : `/signin?next=${encodeURIComponent(next).replaceAll('%2F', '/')}`
+export function signInLocation(paths: PagePaths, next: string | undefined): string {
+  return paths.to('/signin', next === undefined ? undefined : { next })
 }
 
 /** The 403 page of a form whose CSRF token is missing or wrong. */
-export function csrfFailure(session?: Session): RouteResult {
+export function csrfFailure(paths: PagePaths, session?: Session): RouteResult {
   return messagePage(
+    paths,
     403,
     'Form not accepted',
     'This form could not be accepted: it was not sent from this site, or it has expired. Go back, reload the page and try again.',
@@ -97,8 +105,9 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
   const sessions = options.sessions ?? new MemorySessionStore(now)
   const users = await UserDirectory.create(options.users)
   const signInKey = options.signInKey ?? randomBytes(32)
-  const signInCsrf = new SignInCsrfTokens(now, signInKey)
-  const deviceCookies = new DeviceCookies(now, signInKey)
+  const paths = options.paths ?? new PagePaths()
+  const signInCsrf = new SignInCsrfTokens(now, signInKey, paths.cookiePath)
+  const deviceCookies = new DeviceCookies(now, signInKey, paths.cookiePath)
 
   const currentSession = (request: ApiRequest): Promise<Session | undefined> =>
     sessions.find(request.cookies[SESSION_COOKIE])
@@ -109,20 +118,22 @@ export async function createWebContext(options: WebContextOptions): Promise<WebC
     users,
     signInCsrf,
     deviceCookies,
+    paths,
     currentSession,
     async requireSignIn(request, next, prompt = 'redirect') {
       const session = await currentSession(request)
       if (session !== undefined) return { ok: true, session }
-      const target = safeNext(next ?? (request.method === 'GET' ? request.target : DEFAULT_NEXT))
+      const route = next ?? (request.method === 'GET' ? request.target : DEFAULT_NEXT)
+      const target = safeNext(paths.to(route), paths)
       if (prompt === 'page') {
-        return { ok: false, result: signInPage({ csrf: signInCsrf.issue(request), next: target }) }
+        return { ok: false, result: signInPage({ paths, csrf: signInCsrf.issue(request), next: target }) }
       }
-      return { ok: false, result: redirect(signInLocation(target)) }
+      return { ok: false, result: redirect(signInLocation(paths, target)) }
     },
     async checkCsrf(request, form) {
       const session = await currentSession(request)
       if (session === undefined || !checkSessionCsrf(session, form)) {
-        return { ok: false, result: csrfFailure(session) }
+        return { ok: false, result: csrfFailure(paths, session) }
       }
       return { ok: true, session }
     },

@@ -1,7 +1,17 @@
-import { afterAll, beforeAll } from 'vitest'
-import { RedisOAuthStateStore, RedisTokenStore } from '../../../adapters/redis/index.js'
+import type { Cluster } from 'ioredis'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import {
+  closeRedisConnection,
+  openRedisConnection,
+  RedisOAuthStateStore,
+  RedisTokenStore,
+  redisReady,
+} from '../../../adapters/redis/index.js'
+import { generateRandomBase62 } from '../../../src/tokens/token-format.js'
 import { describeOAuthStateStoreContract } from '../../oauth/oauth-state-store-contract.js'
+import { expectFlat, soak } from '../../tokens/retention-soak.js'
 import { describeTokenStoreContract } from '../../tokens/token-store-contract.js'
+import { keyLifetimesIn } from './key-lifetimes.js'
 import { type RedisClusterServers, startRedisCluster } from './redis-cluster.js'
 
 // The suites the memory stores and the single-server stores pass, on a real Redis Cluster of three
@@ -25,19 +35,56 @@ async function opened<T extends { ready(): Promise<void>; close(): Promise<void>
 }
 
 let cached: RedisTokenStore | undefined
-describeTokenStoreContract('RedisTokenStore on a cluster', async () => {
-  cached ??= await opened(new RedisTokenStore({ redis: cluster.url }))
-  return cached
-})
+describeTokenStoreContract(
+  'RedisTokenStore on a cluster',
+  async (now) => {
+    cached ??= await opened(new RedisTokenStore({ redis: cluster.url, now }))
+    return cached
+  },
+  { keyLifetimes: (owner, records) => keyLifetimesIn(cluster.url, 'dap:', owner, records) },
+)
 
 let uncached: RedisTokenStore | undefined
-describeTokenStoreContract('RedisTokenStore on a cluster without a cache', async () => {
-  uncached ??= await opened(new RedisTokenStore({ redis: cluster.url, cacheSize: 0, keyPrefix: 'plain:' }))
-  return uncached
-})
+describeTokenStoreContract(
+  'RedisTokenStore on a cluster without a cache',
+  async (now) => {
+    uncached ??= await opened(
+      new RedisTokenStore({ redis: cluster.url, cacheSize: 0, keyPrefix: 'plain:', now }),
+    )
+    return uncached
+  },
+  { keyLifetimes: (owner, records) => keyLifetimesIn(cluster.url, 'plain:', owner, records) },
+)
 
 let state: RedisOAuthStateStore | undefined
 describeOAuthStateStoreContract('RedisOAuthStateStore on a cluster', async () => {
   state ??= await opened(new RedisOAuthStateStore({ redis: cluster.url }))
   return state
 })
+
+test('churn and OAuth minting leave the cluster’s key count flat, and every key expires', async () => {
+  const clock = { now: Date.UTC(2025, 0, 1) }
+  const prefix = `soak-${generateRandomBase62(8)}:`
+  const store = await opened(
+    new RedisTokenStore({ redis: cluster.url, keyPrefix: prefix, now: () => clock.now }),
+  )
+  const admin = openRedisConnection(cluster.url, 5000, 'soak-admin') as Cluster
+  try {
+    await redisReady(admin, 10_000)
+    const keys = async () =>
+      (await Promise.all(admin.nodes('master').map((node) => node.keys(`${prefix}*`)))).flat()
+    const options = {
+      cycles: 300,
+      stepMs: 6 * 3_600_000,
+      count: async () => (await keys()).length,
+      user: 'churner',
+    }
+    // Two keys a record (the record, its id index), and the two owners' indexes.
+    expectFlat(await soak(store, clock, options), options, 2)
+    const lasting: string[] = []
+    for (const key of await keys()) if ((await admin.pttl(key)) < 0) lasting.push(key)
+    expect(lasting).toEqual([])
+  } finally {
+    await closeRedisConnection(admin)
+  }
+}, 180_000)

@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from 'vitest'
 import { RedisOAuthStateStore, RedisTokenStore } from '../../../adapters/redis/index.js'
 import { describeOAuthStateStoreContract } from '../../oauth/oauth-state-store-contract.js'
 import { describeTokenStoreContract } from '../../tokens/token-store-contract.js'
+import { keyLifetimesIn } from './key-lifetimes.js'
 import { type RedisServer, startRedisServer } from './redis-server.js'
 
 // The same suites the memory stores pass, on one real Redis shared by the whole file: the suites use
@@ -25,16 +26,26 @@ async function opened<T extends { ready(): Promise<void>; close(): Promise<void>
 }
 
 let cached: RedisTokenStore | undefined
-describeTokenStoreContract('RedisTokenStore', async () => {
-  cached ??= await opened(new RedisTokenStore({ redis: server.url }))
-  return cached
-})
+describeTokenStoreContract(
+  'RedisTokenStore',
+  async (now) => {
+    cached ??= await opened(new RedisTokenStore({ redis: server.url, now }))
+    return cached
+  },
+  { keyLifetimes: (owner, records) => keyLifetimesIn(server.url, 'dap:', owner, records) },
+)
 
 let uncached: RedisTokenStore | undefined
-describeTokenStoreContract('RedisTokenStore without a cache', async () => {
-  uncached ??= await opened(new RedisTokenStore({ redis: server.url, cacheSize: 0, keyPrefix: 'plain:' }))
-  return uncached
-})
+describeTokenStoreContract(
+  'RedisTokenStore without a cache',
+  async (now) => {
+    uncached ??= await opened(
+      new RedisTokenStore({ redis: server.url, cacheSize: 0, keyPrefix: 'plain:', now }),
+    )
+    return uncached
+  },
+  { keyLifetimes: (owner, records) => keyLifetimesIn(server.url, 'plain:', owner, records) },
+)
 
 let state: RedisOAuthStateStore | undefined
 describeOAuthStateStoreContract('RedisOAuthStateStore', async () => {

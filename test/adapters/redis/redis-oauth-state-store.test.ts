@@ -29,7 +29,8 @@ interface Instance {
 
 async function instance(): Promise<Instance> {
   const state = new RedisOAuthStateStore({ redis: server.url })
-  const tokens = new RedisTokenStore({ redis: server.url })
+  // The tokens' clock is the tests' (NOW), by which the records they issue are within their end.
+  const tokens = new RedisTokenStore({ redis: server.url, now: () => NOW })
   closing.push(state, tokens)
   await Promise.all([state.ready(), tokens.ready()])
   return { state, tokens }
@@ -163,6 +164,94 @@ function code(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCo
     ...overrides,
   }
 }
+
+describe('audiences (RFC 8707) across instances', () => {
+  const API = 'https://data.example.org/api/v1'
+  const MCP = 'https://data.example.org/mcp'
+  const resources = { known: [API, MCP], defaultResource: API }
+
+  test('a code, the refresh family it starts and the tokens keep their audience; a refresh cannot widen it', async () => {
+    const [one, two] = [await instance(), await instance()]
+    const userId = `user-${generateRandomBase62(8)}`
+    const { verifier, challenge } = pkcePair()
+    const redirectUri = 'http://127.0.0.1:8765/cb'
+    const validated = await validateAuthorizationRequest(
+      {
+        response_type: 'code',
+        client_id: 'cli',
+        redirect_uri: redirectUri,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        resource: [MCP, API],
+      },
+      lookupClient,
+      { resources },
+    )
+    if (!validated.ok) throw new Error(validated.error.message)
+    const { code } = await issueAuthorizationCode({
+      request: validated.request,
+      userId,
+      now: NOW,
+      store: one.state,
+    })
+    const codeRecord = await two.state.findAuthorizationCode(hashTokenValue(code), NOW)
+    expect(codeRecord?.audience).toEqual([MCP, API])
+    const secret = { client_id: 'cli', client_secret: 'cli-secret-0123456789abcdefghijklmnopqrstuvwxyz' }
+    const response = await handleTokenRequest(
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+        resource: MCP,
+        ...secret,
+      },
+      { ...optionsFor(two), resources },
+    )
+    expect(response.status).toBe(200)
+    const body = response.body as { access_token: string; refresh_token: string }
+    expect((await one.tokens.findByHash(hashTokenValue(body.access_token)))?.audience).toEqual([MCP])
+    const family = await one.state.findRefreshFamilyByTokenHash(hashTokenValue(body.refresh_token), NOW)
+    expect(family?.audience).toEqual([MCP, API])
+    const widened = await handleTokenRequest(
+      {
+        grant_type: 'refresh_token',
+        refresh_token: body.refresh_token,
+        resource: 'https://evil.example/',
+        ...secret,
+      },
+      { ...optionsFor(one), resources },
+    )
+    expect(widened).toMatchObject({ status: 400, body: { error: 'invalid_target' } })
+  })
+
+  test('a device grant keeps its audience', async () => {
+    const [one, two] = [await instance(), await instance()]
+    const record: DeviceGrantRecord = {
+      deviceCodeHash: randomHash(),
+      userCodeHash: randomHash(),
+      version: 0,
+      scopes: ['public'],
+      audience: [MCP],
+      codeChallenge: RFC_CHALLENGE,
+      createdAt: NOW,
+      expiresAt: NOW + 600_000,
+      retainUntil: NOW + 1_200_000,
+      interval: 5,
+      status: 'pending',
+    }
+    await one.state.saveDeviceGrant(record)
+    expect((await two.state.findDeviceGrant(record.deviceCodeHash, NOW))?.audience).toEqual([MCP])
+    await expect(
+      one.state.saveDeviceGrant({
+        ...record,
+        deviceCodeHash: randomHash(),
+        userCodeHash: randomHash(),
+        audience: ['x'],
+      }),
+    ).rejects.toThrow(TokenStoreError)
+  })
+})
 
 describe('Redis expiry follows retainUntil', () => {
   test('a code expires with its retention (plus a minute of grace), moved by a replacement', async () => {

@@ -296,13 +296,26 @@ describe('two saves of one token racing (two instances loading one seed)', () =>
     const store = await open()
     const first = createApiToken({ userId: 'racer', name: 'seed', scopes: 'data.data', now: NOW })
     await store.save(first.record)
-    const sets: string[] = []
-    for (const key of await admin.keys('*racer*')) if ((await admin.type(key)) === 'set') sets.push(key)
-    expect(sets).toHaveLength(1)
+    const indexes: string[] = []
+    for (const key of await admin.keys('*racer*')) if ((await admin.type(key)) === 'zset') indexes.push(key)
+    expect(indexes).toHaveLength(1)
     // The racing save added the owner entry first; the other save's record won.
-    await admin.srem(sets[0]!, first.record.hash)
+    await admin.zrem(indexes[0]!, first.record.hash)
     const racing: TokenRecord = { ...first.record, id: `${first.record.id}-other` }
     await expect(store.save(racing)).rejects.toThrow(TokenStoreError)
     expect((await store.listByOwner('racer')).map((record) => record.id)).toEqual([first.record.id])
+  })
+})
+
+describe('an owner set left by an earlier version', () => {
+  test('is moved into the owner index at the first listing, and deleted', async () => {
+    const store = await open()
+    const { record } = createApiToken({ userId: 'upgrader', name: 'old', scopes: '', now: NOW })
+    await store.save(record)
+    await admin.zrem('dap:token-owner:upgrader', record.hash)
+    await admin.sadd('dap:tokens-of:upgrader', record.hash, 'not a hash', '0'.repeat(64))
+    expect(await store.listByOwner('upgrader')).toEqual([record])
+    expect(await admin.exists('dap:tokens-of:upgrader')).toBe(0)
+    expect(await admin.zscore('dap:token-owner:upgrader', record.hash)).toBe('inf')
   })
 })
