@@ -1,11 +1,26 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
+import { claimedBefore, tiersToRun } from './test/tiers.js'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Bounds for a hang, not for speed: a busy machine (`npm run test:loaded`) must not fail a test.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // One project per tier (test/tiers.ts): `vitest run --project unit` runs one alone. A whole run
+    // starts with the unit tier, so its results print before the slower tiers begin, and ends with
+    // the timing tier (when asked for), so that nothing else competes with what it times.
+    projects: tiersToRun(process.env).map((tier) => ({
+      extends: true,
+      test: {
+        name: tier.name,
+        include: [...tier.include],
+        exclude: [...configDefaults.exclude, ...claimedBefore(tier.name)],
+        sequence: { groupOrder: tier.name === 'unit' ? 0 : tier.name === 'timing' ? 2 : 1 },
+        // The unit tier's files share each worker's module graph: importing the frameworks anew for
+        // every file was most of its time. Its tests restore the globals and environment they stub.
+        isolate: tier.name !== 'unit',
+      },
+    })),
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],

@@ -1,9 +1,9 @@
 /**
- * The reference server under load from one client (issue 17), measured on a server process of its
+ * The reference server under load from one client, measured on a server process of its
  * own (scripts/server-process.ts): device authorizations from a thousand addresses leave memory
- * bounded once the cap on grants is reached, and a flood of password checks from one IPv6 /64, each
- * from an address of its own, slows a real sign-in from another network by less than 3× on every
- * framework (the fair queue takes turns per network, issue 27).
+ * bounded once the cap on grants is reached, and under a flood of password checks from one IPv6 /64,
+ * each from an address of its own, a real sign-in from another network waits for a few of them, not
+ * for the flood, on every framework (the fair queue takes turns per network).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { FRAMEWORKS } from '../../examples/server/flags.js'
@@ -11,11 +11,9 @@ import { DEFAULT_ABUSE_LIMITS } from '../../examples/server/limits/abuse-limits.
 import { DEMO_CLIENTS } from '../../examples/server/seed/demo-oauth.js'
 import { type ServerProcess, startServerProcess } from '../../scripts/server-process.js'
 import { pkcePair } from './oauth-fixtures.js'
-import { csrfOf, WebClient } from './web-client.js'
+import { FLOOD, from, median, signInForm, startFlood } from './password-flood.js'
 
 const MB = 1024 * 1024
-// Through the trusted proxy, which terminates TLS and names the client.
-const from = (address: string) => ({ 'x-forwarded-for': address, 'x-forwarded-proto': 'https' })
 
 // Runs `count` tasks, `concurrency` at a time.
 async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
@@ -25,11 +23,6 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
       while (next < count) await task(next++)
     }),
   )
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]!
 }
 
 describe('device authorizations from many addresses', () => {
@@ -94,10 +87,7 @@ describe('device authorizations from many addresses', () => {
   })
 })
 
-// Enough concurrent checks to tell one queue per address from one per network, few enough that the
-// flood drains quickly once it stops.
-const FLOOD = 16
-// Sign-ins timed alone and under the flood; their medians are compared (odd: one middle value).
+// Sign-ins under the flood; the median of what each saw is judged (odd: one middle value).
 const SAMPLES = 7
 
 describe.each(FRAMEWORKS)('%s: password checks flooded from rotating addresses of one /64', (framework) => {
@@ -111,58 +101,26 @@ describe.each(FRAMEWORKS)('%s: password checks flooded from rotating addresses o
     await server?.stop()
   })
 
-  // One real sign-in from its own address: the form, then the timed post.
-  async function timedSignIn(address: string): Promise<number> {
-    const client = new WebClient(server.port)
-    const form = await client.get('/signin', { headers: from(address) })
-    const started = performance.now()
-    const answer = await client.post(
-      '/signin',
-      { handle: 'alice', password: 'alice-demo-password', csrf_token: csrfOf(form.body) },
-      { headers: from(address) },
-    )
-    const elapsed = performance.now() - started
-    expect(answer.status).toBe(303)
-    return elapsed
-  }
-
-  test('a real sign-in from another network is slowed less than 3×', { timeout: 120_000 }, async () => {
-    const alone: number[] = []
-    for (let i = 0; i < SAMPLES; i++) alone.push(await timedSignIn(`192.0.2.${i + 1}`))
-
-    // FLOOD requests at all times naming the confidential client with a wrong secret: one scrypt
-    // each, each from a new address of 2001:db8:66:1::/64, as one IPv6 customer can send them.
-    // Queued per address, a sign-in would wait for about FLOOD / 2 checks (8×); per network, one.
-    let flooding = true
-    let answered = 0
-    let sent = 0
-    const secret = Buffer.from(`${DEMO_CLIENTS[1].id}:wrong-secret`).toString('base64')
-    const flood = Promise.all(
-      Array.from({ length: FLOOD }, async () => {
-        while (flooding) {
-          const response = await fetch(`${server.url}/oauth/token`, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/x-www-form-urlencoded',
-              authorization: `Basic ${secret}`,
-              ...from(`2001:db8:66:1:${(sent++).toString(16)}::1`),
-            },
-            body: 'grant_type=refresh_token&refresh_token=x',
-          })
-          await response.arrayBuffer()
-          answered++
-        }
-      }),
-    )
+  // Counted, not timed: how many flood checks end while a sign-in is answered does not depend on
+  // the machine's speed (the timing claim is abuse-load.timing.test.ts, in the loaded tier).
+  test('a real sign-in from another network waits for a few flood checks, not for the flood', {
+    timeout: 120_000,
+  }, async () => {
+    const flood = await startFlood(server)
     try {
-      // The flood is under way once the server has answered some of it.
-      while (answered < FLOOD) await new Promise((resolve) => setTimeout(resolve, 20))
-      const flooded: number[] = []
-      for (let i = 0; i < SAMPLES; i++) flooded.push(await timedSignIn(`198.51.100.${i + 1}`))
-      expect(median(flooded)).toBeLessThan(3 * median(alone))
+      const meanwhile: number[] = []
+      for (let i = 0; i < SAMPLES; i++) {
+        const post = await signInForm(server, `198.51.100.${i + 1}`)
+        const before = flood.answered()
+        await post()
+        meanwhile.push(flood.answered() - before)
+      }
+      // Queued per network, the sign-in waits for one running check, then runs beside the other
+      // slot's: a few flood answers. Queued per address, it would wait behind the address of every
+      // flood request that came before it: about FLOOD.
+      expect(median(meanwhile)).toBeLessThan(FLOOD / 2)
     } finally {
-      flooding = false
-      await flood
+      await flood.stop()
     }
   })
 })

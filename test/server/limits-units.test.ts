@@ -1,7 +1,7 @@
 /**
  * The pieces behind issue 27's limits: the network a client address counts in
  * (examples/server/limits/networks.ts) and the in-memory pending consents, bounded per owner and in
- * all (examples/server/oauth/pending-consents.ts). Over HTTP: abuse-hardening.test.ts.
+ * all (examples/server/oauth/pending-consents.ts). Over HTTP: abuse-hardening.redis.test.ts.
  */
 import { describe, expect, test } from 'vitest'
 import { networkOf } from '../../examples/server/limits/networks.js'
