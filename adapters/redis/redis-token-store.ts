@@ -350,8 +350,10 @@ export class RedisTokenStore implements TokenStore {
     const now = this.#now()
     let texts: (string | null)[]
     try {
-      await this.#owners.file(userId, '', '', now)
+      // Hashes first: an owner set of an earlier version is moved into the index there, and the
+      // index's expiry must then be set over what was moved in (a token without end keeps it).
       const hashes = await this.#owners.hashes(userId)
+      await this.#owners.file(userId, '', '', now)
       if (hashes.length === 0) return Object.freeze([])
       // One GET per record: on a cluster they live in different slots (ioredis pipelines them).
       texts = await Promise.all(hashes.map((hash) => this.#client.get(this.#keys.record(hash))))

@@ -121,7 +121,8 @@ export function grantedAudience(
  * The audience of a token issued from a grant at the token endpoint: the grant's audience, or the
  * subset `resource` names (RFC 8707 §2.2). A value outside what was granted is `invalid_target`: a
  * token request may narrow the audience, never widen it. A grant without audience (issued before
- * the host declared resources) may be narrowed to any known resource. Internal to the package.
+ * the host declared resources) may be narrowed to any known resource, and without `resource` gets
+ * the default audience. Internal to the package.
  *
  * @throws {OAuthError} `invalid_target`.
  */
@@ -131,7 +132,9 @@ export function narrowAudience(
   granted: readonly string[] | undefined,
 ): readonly string[] | undefined {
   const requested = readRequestedResources(params, resources)
-  if (requested === undefined) return granted
+  // A grant from before the host declared resources must not go on minting tokens good everywhere:
+  // once resources are declared, its tokens get the default audience.
+  if (requested === undefined) return granted ?? resources?.defaultAudience
   const extra = granted === undefined ? undefined : requested.find((value) => !granted.includes(value))
   if (extra !== undefined) throw invalidTarget(`resource ${extra} was not granted`)
   return requested

@@ -15,15 +15,23 @@ const IMMUTABLE_FIELDS = [
   'clientId',
   'previousHash',
   'previousHashExpiresAt',
+  'audience',
 ] as const
 
 // What a rotation keeps: everything but the value's hash and hint, its dates and the overlap.
-const KEPT_BY_ROTATION = ['kind', 'userId', 'createdAt', 'clientId'] as const
+const KEPT_BY_ROTATION = ['kind', 'userId', 'createdAt', 'clientId', 'audience'] as const
+
+// A field's values are the same: lists (an audience) element by element, anything else by identity.
+function same(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((item, i) => item === b[i])
+  return a === b
+}
 
 /** Refuses an update of `current` to `next` that changes an immutable field or undoes a revocation. */
 export function checkUpdate(current: TokenRecord, next: TokenRecord): void {
   for (const field of IMMUTABLE_FIELDS) {
-    if (next[field] !== current[field]) {
+    if (!same(next[field], current[field])) {
       throw new TokenStoreError(`cannot update token ${next.id}: ${field} cannot change`)
     }
   }
@@ -45,7 +53,7 @@ export function checkRotation(current: TokenRecord, next: TokenRecord): void {
     throw new TokenStoreError(`cannot rotate token ${next.id}: it was rotated or changed meanwhile`)
   }
   for (const field of KEPT_BY_ROTATION) {
-    if (next[field] !== current[field]) {
+    if (!same(next[field], current[field])) {
       throw new TokenStoreError(`cannot rotate token ${next.id}: ${field} cannot change`)
     }
   }

@@ -15,6 +15,7 @@ import type { KnownResources } from '../../src/oauth/resource-indicators.js'
 import { startDeviceAuthorization } from '../../src/oauth/start-device-authorization.js'
 import { validateAuthorizationRequest } from '../../src/oauth/validate-authorization-request.js'
 import { verifyUserCode } from '../../src/oauth/verify-user-code.js'
+import { createOAuthToken } from '../../src/tokens/token-record.js'
 import {
   basic,
   CLI_SECRET,
@@ -234,6 +235,21 @@ describe('token endpoint: the code grant keeps or narrows its audience (RFC 8707
     expect(await audienceOf(world, response.body)).toEqual([MCP])
   })
 
+  it('a grant without audience redeemed without resource gets the default audience, not none', async () => {
+    const world = createWorld()
+    const { verifier, challenge } = pkcePair()
+    const result = await validateAuthorizationRequest(authorizationParams(challenge), lookupClient)
+    if (!result.ok) throw new Error(result.error.message)
+    const { code } = await issueAuthorizationCode({
+      request: result.request,
+      userId: 'alice',
+      now: NOW,
+      store: world.state,
+    })
+    const response = await redeem(world, { code, verifier })
+    expect(await audienceOf(world, response.body)).toEqual([API])
+  })
+
   it('a host option that is not valid is thrown, not answered', async () => {
     await expect(
       handleTokenRequest({}, createWorld().options(NOW, { resources: { known: [], defaultResource: API } })),
@@ -427,16 +443,13 @@ describe('introspection answers aud (RFC 7662 §2.2)', () => {
 
   it('no aud for a token without audience', async () => {
     const world = createWorld()
-    const { verifier, challenge } = pkcePair()
-    const result = await validateAuthorizationRequest(authorizationParams(challenge), lookupClient)
-    if (!result.ok) throw new Error(result.error.message)
-    const { code } = await issueAuthorizationCode({
-      request: result.request,
+    const { record, value } = createOAuthToken({
       userId: 'alice',
+      scopes: 'data.data',
+      clientId: 'cli',
       now: NOW,
-      store: world.state,
     })
-    const tokens = (await redeem(world, { code, verifier })).body as TokenResponseBody
-    expect((await introspect(world, tokens.access_token)).body).not.toHaveProperty('aud')
+    await world.tokens.save(record)
+    expect((await introspect(world, value)).body).not.toHaveProperty('aud')
   })
 })

@@ -157,6 +157,25 @@ export function describeTokenStoreContract(
         expect(await store.listByOwner(owner)).toEqual([changed])
       })
 
+      it('keeps an OAuth token bound to its audience: an update may not drop or change it', async () => {
+        const { record } = createOAuthToken({
+          userId: owner,
+          scopes: 'data.metadata',
+          audience: ['https://data.example.org/api/v1'],
+          now: NOW,
+          ttlMs: 60_000,
+        })
+        await store.save(record)
+        const { audience: _dropped, ...unbound } = record
+        await expect(store.update(unbound)).rejects.toThrow('audience cannot change')
+        await expect(store.update({ ...record, audience: ['https://other.example/api'] })).rejects.toThrow(
+          'audience cannot change',
+        )
+        const renamed = { ...record, name: 'OAuth session (renamed)', audience: [...record.audience!] }
+        await store.update(renamed)
+        expect((await store.findById(record.id))?.audience).toEqual(record.audience)
+      })
+
       it('refuses an unknown id', async () => {
         const { record } = create()
         await expect(store.update(record)).rejects.toThrow(TokenStoreError)

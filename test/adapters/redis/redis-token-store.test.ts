@@ -318,4 +318,26 @@ describe('an owner set left by an earlier version', () => {
     expect(await admin.exists('dap:tokens-of:upgrader')).toBe(0)
     expect(await admin.zscore('dap:token-owner:upgrader', record.hash)).toBe('inf')
   })
+
+  test('an index that an ending token created keeps no expiry once a token without end is moved in', async () => {
+    const store = await open()
+    const { record: legacy } = createApiToken({ userId: 'migrant', name: 'old', scopes: '', now: NOW })
+    await store.save(legacy)
+    await admin.zrem('dap:token-owner:migrant', legacy.hash)
+    await admin.sadd('dap:tokens-of:migrant', legacy.hash)
+    // A token with an end, saved after the upgrade, creates the index with an expiry.
+    const { record: ending } = createApiToken({
+      userId: 'migrant',
+      name: 'new',
+      scopes: '',
+      now: NOW,
+      expiresAt: NOW + 86_400_000,
+    })
+    await store.save(ending)
+    expect(await admin.pttl('dap:token-owner:migrant')).toBeGreaterThan(0)
+    expect((await store.listByOwner('migrant')).map((record) => record.id).sort()).toEqual(
+      [legacy.id, ending.id].sort(),
+    )
+    expect(await admin.pttl('dap:token-owner:migrant')).toBe(-1)
+  })
 })
