@@ -23,6 +23,7 @@ import type { PendingConsentStore } from './oauth/pending-consents.js'
 import { apiResource } from './oauth/resources.js'
 import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
+import { LARGE_BODY_PACE, type LargeBodyPace } from './request/large-body.js'
 import type { RouteSet } from './routes/route-set.js'
 import type { Seed } from './seed/load.js'
 import { quote } from './seed/messages.js'
@@ -52,6 +53,8 @@ export interface App {
   readonly origin: PublicOrigin
   /** Where every failure behind a 503 (or a 500) is reported: {@link reportError}. */
   readonly reportError: (error: unknown, where: string) => void
+  /** The pace a read past 64 KiB keeps to hold its large-body slot (request/large-body.ts). */
+  readonly largeBodyPace: LargeBodyPace
 }
 
 /**
@@ -96,6 +99,8 @@ export interface CreateAppOptions {
   readonly secretScanningKeys?: SecretScanningKeys | undefined
   /** Where seen leak reports are remembered; in memory by default. */
   readonly reportReplays?: ReportReplayStore
+  /** The pace of large-body slot holders; `LARGE_BODY_PACE` by default (tests hold slots longer). */
+  readonly largeBodyPace?: LargeBodyPace
 }
 
 /**
@@ -191,6 +196,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     origin,
     reportError,
     routeSets,
+    largeBodyPace: options.largeBodyPace ?? LARGE_BODY_PACE,
   }
 }
 

@@ -1,10 +1,15 @@
 /**
  * The leak route admits strangers last, over real HTTP on 127.0.0.1 on Express, Fastify and Hono: a
  * body may pass the default 64 KiB only when its headers name a configured key and carry a
- * signature that parses, and one network holds at most one large-body slot. Stalled senders without
- * those headers — four, or forty — are refused as soon as they pass 64 KiB and hold no slot, so a
- * genuine signed report of 89 KB answers its normal status; reports within 64 KiB never wait for a
- * slot at all. Clients' networks come from `X-Forwarded-For`, trusted from loopback.
+ * signature that parses, declares its length, and its network (its IPv6 /48 too) holds no other
+ * large-body slot; a slot holder that falls behind the pace loses it. Stalled senders without those
+ * headers — four, or forty — are refused as soon as they pass 64 KiB; stalled senders that copy a
+ * published key identifier and a signature-shaped header hold slots only for the grace. Either
+ * way a genuine signed report of 89 KB answers its normal status; reports within 64 KiB never
+ * wait for a slot at all. Clients' networks come from `X-Forwarded-For`, trusted from loopback.
+ *
+ * Each framework runs twice: with the bindings' pace, and with a pace no test waits out, for the
+ * tests that need a slot held.
  */
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { connect, type Socket } from 'node:net'
@@ -21,7 +26,11 @@ import {
   MAX_LEAK_REPORT_BYTES,
 } from '../../examples/server/leaks/leak-reports.js'
 import { parseSecretScanningKeys } from '../../examples/server/leaks/secret-scanning-keys.js'
-import { MAX_CONCURRENT_LARGE_BODIES } from '../../examples/server/request/body.js'
+import {
+  LARGE_BODY_PACE,
+  type LargeBodyPace,
+  MAX_CONCURRENT_LARGE_BODIES,
+} from '../../examples/server/request/body.js'
 import { MAX_BODY_BYTES } from '../../examples/server/routes/route-set.js'
 import { DEMO_SEED } from '../../examples/server/seed/demo.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
@@ -40,22 +49,33 @@ const KEYS = parseSecretScanningKeys(
 // What a stalled sender sends before it stops: past the default cap, far from a whole report.
 const STALL_AFTER = 70_000
 
-const servers = {} as Record<Framework, { server: RunningServer; app: App }>
+type Servers = Record<Framework, { server: RunningServer; app: App }>
+const servers = {} as Servers
+const patientServers = {} as Servers
+const PATIENT: LargeBodyPace = { graceMs: 60_000, bytesPerSecond: 1 }
 
 beforeAll(async () => {
   vi.spyOn(console, 'error').mockImplementation(() => {})
   for (const framework of FRAMEWORKS) {
-    const app = await createApp(await loadSeed(DEMO_SEED), {
-      tokens: new MemoryTokenStore(),
-      secretScanningKeys: KEYS,
-    })
-    const server = await BINDINGS[framework](app, { host: '127.0.0.1', port: 0, trustProxy: ['loopback'] })
-    servers[framework] = { server, app }
+    for (const [into, pace] of [
+      [servers, LARGE_BODY_PACE],
+      [patientServers, PATIENT],
+    ] as const) {
+      const app = await createApp(await loadSeed(DEMO_SEED), {
+        tokens: new MemoryTokenStore(),
+        secretScanningKeys: KEYS,
+        largeBodyPace: pace,
+      })
+      const server = await BINDINGS[framework](app, { host: '127.0.0.1', port: 0, trustProxy: ['loopback'] })
+      into[framework] = { server, app }
+    }
   }
 })
 
 afterAll(async () => {
-  await Promise.all(Object.values(servers).map(({ server }) => server.close()))
+  await Promise.all(
+    [...Object.values(servers), ...Object.values(patientServers)].map(({ server }) => server.close()),
+  )
   vi.restoreAllMocks()
 })
 
@@ -88,27 +108,33 @@ async function sendReport(port: number, body: string, network?: string) {
   return { status: response.status, body: (await response.json()) as unknown }
 }
 
-/** A sender that announces a whole report, sends `STALL_AFTER` bytes and stops; what it heard so far. */
+/** A sender that announces a whole report, sends `bytes` bytes and stops; what it heard so far. */
 interface Stalled {
   readonly socket: Socket
   heard(): string
+  /** Whether the server closed the connection (or it failed). */
+  closed(): boolean
 }
 
-function stall(port: number, headers: Record<string, string>): Stalled {
+function stall(port: number, headers: Record<string, string>, bytes = STALL_AFTER): Stalled {
   const socket = connect(port, '127.0.0.1')
   let text = ''
+  let closed = false
   socket.on('data', (chunk: Buffer) => {
     text += chunk.toString('latin1')
   })
   socket.on('error', () => {})
+  socket.on('close', () => {
+    closed = true
+  })
   const lines = Object.entries({ 'content-type': 'application/json', ...headers })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')
   socket.write(
     `POST ${LEAK_REPORT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${MAX_LEAK_REPORT_BYTES}\r\n${lines}\r\n`,
   )
-  socket.write(Buffer.alloc(STALL_AFTER, 0x20))
-  return { socket, heard: () => text }
+  socket.write(Buffer.alloc(bytes, 0x20))
+  return { socket, heard: () => text, closed: () => closed }
 }
 
 // Strangers: no signature headers, an unknown key, a known key with a signature that does not parse.
@@ -175,6 +201,7 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
   )
 
   test('a network holds one large-body slot; other networks go on', async () => {
+    const port = () => patientServers[framework].server.port
     const first = stall(port(), knownSender('198.51.100.7'))
     try {
       // The slot is held once a second large read from that network is turned away.
@@ -194,6 +221,7 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
   }, 60_000)
 
   test(`reports within ${MAX_BODY_BYTES} bytes never wait for the large-body slots`, async () => {
+    const port = () => patientServers[framework].server.port
     const stalled = Array.from({ length: MAX_CONCURRENT_LARGE_BODIES }, (_, index) =>
       stall(port(), knownSender(`203.0.113.${index + 1}`)),
     )
@@ -209,6 +237,98 @@ describe.each(FRAMEWORKS)('%s', (framework) => {
       expect((await sendReport(port(), body, '203.0.113.99')).status).toBe(200)
     } finally {
       await release(stalled, port())
+    }
+  }, 60_000)
+
+  // The security review's exploit: a published key identifier, an 8-byte "signature" that only has
+  // the shape of one (30 06 02 01 01 02 01 01), 64 KiB + 1 bytes, then nothing.
+  const EXPLOIT_SIGNATURE = 'MAYCAQECAQE='
+  const exploit = (network: string) => ({
+    'github-public-key-identifier': KEY_ID,
+    'github-public-key-signature': EXPLOIT_SIGNATURE,
+    'x-forwarded-for': network,
+  })
+
+  test.each([
+    [
+      'four /64s of one /48',
+      ['2001:db8:77:1::1', '2001:db8:77:2::1', '2001:db8:77:3::1', '2001:db8:77:4::1'],
+    ],
+    ['four /48s', ['2001:db8:1:1::1', '2001:db8:2:1::1', '2001:db8:3:1::1', '2001:db8:4:1::1']],
+  ])(
+    'stalled senders with a published key id and a shaped signature from %s do not keep a genuine report out',
+    async (_what, networks) => {
+      expect(isDerEcdsaSignature(Buffer.from(EXPLOIT_SIGNATURE, 'base64'))).toBe(true)
+      const stalled = networks.map((network) => stall(port(), exploit(network), MAX_BODY_BYTES + 1))
+      try {
+        const { body, token } = genuineReport(89_000)
+        // Turned away only while the stalled senders' grace lasts (503 asks the sender to retry).
+        let answer = await sendReport(port(), body)
+        await vi.waitFor(
+          async () => {
+            if (answer.status === 503) answer = await sendReport(port(), body)
+            expect(answer.status).not.toBe(503)
+          },
+          { timeout: 30_000, interval: 100 },
+        )
+        expect(answer).toEqual({
+          status: 200,
+          body: [
+            {
+              token_hash: hashTokenValue(token),
+              token_type: 'data_access_policy_api_token',
+              label: 'false_positive',
+            },
+          ],
+        })
+        // Every stalled sender is turned away: 503 for one /48's second slot, the rest dropped.
+        await vi.waitFor(
+          () => {
+            for (const each of stalled)
+              expect(each.closed() || /^HTTP\/1\.1 503 /.test(each.heard())).toBe(true)
+          },
+          { timeout: 30_000, interval: 50 },
+        )
+      } finally {
+        await release(stalled, port())
+      }
+    },
+    60_000,
+  )
+
+  test('a slot holder that falls behind the pace is dropped, and its slot freed', async () => {
+    const slow = stall(port(), knownSender('198.51.100.20'))
+    try {
+      await vi.waitFor(() => expect(slow.closed()).toBe(true), { timeout: 30_000, interval: 50 })
+      expect(slow.heard()).not.toMatch(/^HTTP\/1\.1 2/)
+      // Its network may send a large report again.
+      expect((await sendReport(port(), genuineReport(89_000).body, '198.51.100.20')).status).toBe(200)
+    } finally {
+      await release([slow], port())
+    }
+  }, 60_000)
+
+  test('a chunked report past 64 KiB without Content-Length gets no slot: 411', async () => {
+    const socket = connect(port(), '127.0.0.1')
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1')
+    })
+    socket.on('error', () => {})
+    const chunk = Buffer.alloc(STALL_AFTER, 0x20)
+    socket.write(
+      `POST ${LEAK_REPORT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n` +
+        `content-type: application/json\r\ngithub-public-key-identifier: ${KEY_ID}\r\n` +
+        `github-public-key-signature: ${signature('another body')}\r\n\r\n`,
+    )
+    socket.write(`${chunk.length.toString(16)}\r\n`)
+    socket.write(chunk)
+    socket.write('\r\n')
+    try {
+      await vi.waitFor(() => expect(text).toMatch(/^HTTP\/1\.1 411 /), { timeout: 20_000, interval: 20 })
+      expect(text).toContain('length_required')
+    } finally {
+      socket.destroy()
     }
   }, 60_000)
 })

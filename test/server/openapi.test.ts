@@ -5,7 +5,7 @@ import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { MAX_LEAK_REPORT_BYTES, MAX_REPORTED } from '../../examples/server/leaks/leak-reports.js'
 import { parseSecretScanningKeys } from '../../examples/server/leaks/secret-scanning-keys.js'
 import { API_ROUTE_DOCS } from '../../examples/server/openapi/route-docs.js'
-import { LARGE_BODY_DEADLINE_MS } from '../../examples/server/request/body.js'
+import { LARGE_BODY_DEADLINE_MS, LARGE_BODY_PACE } from '../../examples/server/request/body.js'
 import { MAX_BODY_BYTES, type Route } from '../../examples/server/routes/route-set.js'
 import { DEMO_SEED } from '../../examples/server/seed/demo.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
@@ -337,7 +337,7 @@ describe('with --secret-scanning-keys, the leak report endpoint is described', (
     await expectValidDocument(document)
     const report = document.paths['/secret-scanning/report']?.post
     expect(report?.security).toEqual([])
-    expect(Object.keys(report!.responses)).toEqual(['200', '400', '401', '408', '409', '413', '503'])
+    expect(Object.keys(report!.responses)).toEqual(['200', '400', '401', '408', '409', '411', '413', '503'])
   })
 
   test("the limits documented are the route's own", () => {
@@ -352,6 +352,7 @@ describe('with --secret-scanning-keys, the leak report endpoint is described', (
     // Busy body readers answer with Retry-After; a stalled large body with 408.
     expect(Object.keys(report.responses['503']!.headers ?? {})).toEqual(['Retry-After'])
     expect(report.responses['408']!.description).toContain(`${LARGE_BODY_DEADLINE_MS / 1000} seconds`)
+    expect(report.responses['408']!.description).toContain(`${LARGE_BODY_PACE.bytesPerSecond / 1024} KiB/s`)
   })
 
   test('an unsigned report is the documented 401', async () => {

@@ -16,11 +16,15 @@ import {
   BodyReadTimeoutError,
   bodyLimits,
   bodyReader,
+  type LargeBodyClaim,
+  type LargeBodyPace,
+  LengthRequiredError,
   MAX_CONCURRENT_LARGE_BODIES,
   parseBodyParameters,
   type ReadBody,
   readRequestBody,
 } from '../../examples/server/request/body.js'
+import { dueAt } from '../../examples/server/request/large-body.js'
 import { type ApiRequest, MAX_BODY_BYTES, type RouteSet } from '../../examples/server/routes/route-set.js'
 import { MemoryTokenStore } from '../../src/index.js'
 
@@ -57,6 +61,17 @@ describe('parseBodyParameters', () => {
 // The bindings' read of a body before routing (examples/server/request/body.ts).
 describe('readRequestBody', () => {
   const JSON_TYPE = 'application/json'
+  // A pace no test waits out: these slots are held until the test lets go.
+  const PATIENT: LargeBodyPace = { graceMs: 60_000, bytesPerSecond: 1 }
+  // A read that declares `declaredBytes` and may take a slot; `networks` empty: no per-network bound.
+  const claimOf =
+    (declaredBytes: number | undefined, networks: readonly string[] = []) =>
+    (): LargeBodyClaim => ({ admitted: true, networks, declaredBytes })
+  const large = Buffer.alloc(MAX_BODY_BYTES + 1, 0x61)
+  const patient = (networks: readonly string[] = []) => ({
+    claim: claimOf(large.length, networks),
+    pace: PATIENT,
+  })
 
   test('a body sent one byte at a time arrives whole, in one buffer', async () => {
     const text = `{"access_token":"x","pad":"${'y'.repeat(5000)}"}`
@@ -83,23 +98,22 @@ describe('readRequestBody', () => {
 
   test(`past ${MAX_BODY_BYTES} bytes, at most ${MAX_CONCURRENT_LARGE_BODIES} reads go on at once; then a slot frees`, async () => {
     const limit = 4 * MAX_BODY_BYTES
-    const large = Buffer.alloc(MAX_BODY_BYTES + 1, 0x61)
     // Senders that passed the default cap and have not finished.
     const senders = Array.from({ length: MAX_CONCURRENT_LARGE_BODIES }, () => new PassThrough())
-    const reads = senders.map((sender) => readRequestBody(sender, 'text/plain', limit))
+    const reads = senders.map((sender) => readRequestBody(sender, 'text/plain', limit, patient()))
     for (const sender of senders) sender.write(large)
     await new Promise((resolve) => setImmediate(resolve))
     // Small bodies are never held up.
     const small = await readRequestBody(Readable.from([Buffer.from('a=1')]), 'text/plain', limit)
     expect(small.read.ok).toBe(true)
     // One more large body: no slot.
-    const refused = await readRequestBody(Readable.from([large]), 'text/plain', limit)
+    const refused = await readRequestBody(Readable.from([large]), 'text/plain', limit, patient())
     expect(refused.read).toEqual({ ok: false, busy: true })
     await expect(bodyReader(refused.read)()).rejects.toBeInstanceOf(BodyReadersBusyError)
     // A sender that finishes gives its slot back.
     senders[0]!.end()
     expect((await reads[0]!).read).toEqual({ ok: true, bytes: large })
-    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit)
+    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit, patient())
     expect(next.read).toEqual({ ok: true, bytes: large })
     for (const sender of senders.slice(1)) sender.end()
     await Promise.all(reads)
@@ -107,34 +121,96 @@ describe('readRequestBody', () => {
 
   test('a sender that goes away mid-body ends the read and gives its slot back', async () => {
     const limit = 4 * MAX_BODY_BYTES
-    const large = Buffer.alloc(MAX_BODY_BYTES + 1, 0x61)
     for (let i = 0; i < MAX_CONCURRENT_LARGE_BODIES + 1; i++) {
       const sender = new PassThrough()
-      const read = readRequestBody(sender, 'text/plain', limit)
+      const read = readRequestBody(sender, 'text/plain', limit, patient())
       sender.write(large)
       await new Promise((resolve) => setImmediate(resolve))
       sender.destroy()
       await expect(read).rejects.toThrow('the request closed before its body ended')
     }
     // Every slot is free again.
-    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit)
+    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit, patient())
     expect(next.read).toEqual({ ok: true, bytes: large })
   })
 
-  test('a large body that stalls past its deadline fails, gives its slot back and is destroyed', async () => {
+  test('a large body that falls behind its pace fails, gives its slot back and is destroyed', async () => {
     const limit = 4 * MAX_BODY_BYTES
-    const large = Buffer.alloc(MAX_BODY_BYTES + 1, 0x61)
+    const pace: LargeBodyPace = { graceMs: 50, bytesPerSecond: 256 * 1024 }
+    const declared = 3 * MAX_BODY_BYTES
+    const due = Math.ceil(dueAt(0, declared, pace))
     for (let i = 0; i < MAX_CONCURRENT_LARGE_BODIES + 1; i++) {
       const sender = new PassThrough()
-      const read = readRequestBody(sender, 'text/plain', limit, 50)
+      const read = readRequestBody(sender, 'text/plain', limit, { claim: claimOf(declared), pace })
       sender.write(large)
-      expect((await read).read).toEqual({ ok: false, deadlineMs: 50 })
+      expect((await read).read).toEqual({ ok: false, deadlineMs: due })
       expect(sender.destroyed).toBe(true)
     }
     await expect(bodyReader({ ok: false, deadlineMs: 50 })()).rejects.toBeInstanceOf(BodyReadTimeoutError)
     // Every slot is free again.
-    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit, 50)
+    const next = await readRequestBody(Readable.from([large]), 'text/plain', limit, patient())
     expect(next.read).toEqual({ ok: true, bytes: large })
+  })
+
+  test('a sender that keeps its pace keeps its slot past the grace', async () => {
+    // 16 KiB/s: each 64 KiB chunk buys 4 s more, far more than a busy machine delays a timer.
+    const pace: LargeBodyPace = { graceMs: 20, bytesPerSecond: 16 * 1024 }
+    const sender = new PassThrough()
+    const chunk = Buffer.alloc(MAX_BODY_BYTES, 0x61)
+    const declared = 4 * chunk.length
+    const read = readRequestBody(sender, 'text/plain', declared, { claim: claimOf(declared), pace })
+    for (let i = 0; i < 4; i++) {
+      sender.write(chunk)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    sender.end()
+    expect((await read).read).toMatchObject({ ok: true })
+  })
+
+  test.each([
+    ['without a claim', undefined],
+    ['with a claim that declares no length (a chunked body)', claimOf(undefined)],
+  ])('past the default cap %s: no slot, 411', async (_what, claim) => {
+    const { read } = await readRequestBody(Readable.from([large]), 'text/plain', 4 * MAX_BODY_BYTES, {
+      claim,
+    })
+    expect(read).toEqual({ ok: false, lengthRequired: true })
+    await expect(bodyReader(read)()).rejects.toBeInstanceOf(LengthRequiredError)
+  })
+
+  test('a declared length past the cap is refused with the cap when the body passes the default', async () => {
+    const { read } = await readRequestBody(Readable.from([large]), 'text/plain', 2 * MAX_BODY_BYTES, {
+      claim: claimOf(2 * MAX_BODY_BYTES + 1),
+    })
+    expect(read).toEqual({ ok: false, limit: 2 * MAX_BODY_BYTES })
+  })
+
+  test('a network holds one slot: a read from any of its networks waits for it', async () => {
+    const sender = new PassThrough()
+    const held = readRequestBody(
+      sender,
+      'text/plain',
+      4 * MAX_BODY_BYTES,
+      patient(['2001:db8:1::/48', '2001:db8:1:1::/64']),
+    )
+    sender.write(large)
+    await new Promise((resolve) => setImmediate(resolve))
+    const sameSite = await readRequestBody(
+      Readable.from([large]),
+      'text/plain',
+      4 * MAX_BODY_BYTES,
+      patient(['2001:db8:1::/48', '2001:db8:1:2::/64']),
+    )
+    expect(sameSite.read).toEqual({ ok: false, busy: true })
+    const otherSite = await readRequestBody(
+      Readable.from([large]),
+      'text/plain',
+      4 * MAX_BODY_BYTES,
+      patient(['2001:db8:2::/48', '2001:db8:2:1::/64']),
+    )
+    expect(otherSite.read).toEqual({ ok: true, bytes: large })
+    sender.end()
+    expect((await held).read).toEqual({ ok: true, bytes: large })
   })
 
   test('a route with a cap of its own cannot be an API route (its parameters are not read)', () => {
@@ -179,7 +255,9 @@ describe('the leak-report route when every large-body slot is taken', () => {
 // deadline: senders that pass MAX_BODY_BYTES and stall (a slowloris on the slots) shut it only until
 // their deadline, and each is answered 408 in the server's error shape if it is still there.
 describe('the leak-report route when large bodies stall', () => {
-  const DEADLINE_MS = 200
+  // A short grace, the default rate: each sender falls behind a quarter second after it.
+  const PACE: LargeBodyPace = { graceMs: 200, bytesPerSecond: 256 * 1024 }
+  const DEADLINE_MS = Math.ceil(dueAt(0, MAX_LEAK_REPORT_BYTES, PACE))
 
   test(`${MAX_CONCURRENT_LARGE_BODIES} stalled senders free their slots at the deadline`, async () => {
     const route = leakReportRoutes({
@@ -190,7 +268,12 @@ describe('the leak-report route when large bodies stall', () => {
     }).routes[0]!
     const reads: ReadBody[] = []
     const server = createServer(async (req, res) => {
-      const { read } = await readRequestBody(req, undefined, MAX_LEAK_REPORT_BYTES, DEADLINE_MS)
+      const claim = (): LargeBodyClaim => ({
+        admitted: true,
+        networks: [],
+        declaredBytes: Number(req.headers['content-length']),
+      })
+      const { read } = await readRequestBody(req, undefined, MAX_LEAK_REPORT_BYTES, { claim, pace: PACE })
       reads.push(read)
       const request = { body: bodyReader(read), headers: req.headers } as unknown as ApiRequest
       const result = await runRoute(route, request, () => {})

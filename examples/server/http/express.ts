@@ -8,14 +8,7 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import { accessControl, requestOrigin } from '../../../adapters/express/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import {
-  bodyLimits,
-  bodyReader,
-  LARGE_BODY_DEADLINE_MS,
-  largeBodyClaims,
-  type ReadBody,
-  readRequestBody,
-} from '../request/body.js'
+import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -55,13 +48,10 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   web.use(async function parseBody(req: Request, _res: Response, next: express.NextFunction) {
     try {
       const contentType = req.headers['content-type']
-      const { read, parameters } = await readRequestBody(
-        req,
-        contentType,
-        limitOf(req.method, req.url),
-        LARGE_BODY_DEADLINE_MS,
-        claimOf(req.method, req.url, req.headers, () => requestOrigin(req).clientAddress),
-      )
+      const { read, parameters } = await readRequestBody(req, contentType, limitOf(req.method, req.url), {
+        claim: claimOf(req.method, req.url, req.headers, () => requestOrigin(req).clientAddress),
+        pace: app.largeBodyPace,
+      })
       bodies.set(req, read)
       req.body = parameters
       next()

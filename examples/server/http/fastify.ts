@@ -8,14 +8,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { accessControl, requestOrigin } from '../../../adapters/fastify/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import {
-  bodyLimits,
-  bodyReader,
-  LARGE_BODY_DEADLINE_MS,
-  largeBodyClaims,
-  type ReadBody,
-  readRequestBody,
-} from '../request/body.js'
+import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -71,13 +64,10 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   web.addContentTypeParser('*', function parseBody(request, payload, done) {
     const { method, url, headers } = request.raw
     const claim = claimOf(method, url, headers, () => requestOrigin(request).clientAddress)
-    readRequestBody(
-      payload,
-      contentTypes.get(request.raw),
-      limitOf(method, url),
-      LARGE_BODY_DEADLINE_MS,
+    readRequestBody(payload, contentTypes.get(request.raw), limitOf(method, url), {
       claim,
-    ).then(({ read, parameters }) => {
+      pace: app.largeBodyPace,
+    }).then(({ read, parameters }) => {
       bodies.set(request, read)
       done(null, parameters)
     }, done)

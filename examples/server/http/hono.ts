@@ -11,14 +11,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { type AccessEnv, accessControl } from '../../../adapters/hono/index.js'
 import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
-import {
-  bodyLimits,
-  bodyReader,
-  LARGE_BODY_DEADLINE_MS,
-  largeBodyClaims,
-  type ReadBody,
-  readRequestBody,
-} from '../request/body.js'
+import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
@@ -48,13 +41,10 @@ function readBodyAhead(
   return async function readBodyAhead(c, next) {
     const incoming = c.env.incoming as IncomingMessage & { rawBody?: Buffer }
     const { method, url, headers } = incoming
-    const { read } = await readRequestBody(
-      incoming,
-      headers['content-type'],
-      limitOf(method, url),
-      LARGE_BODY_DEADLINE_MS,
-      claimOf(method, url, headers, () => clientAddress(c)),
-    )
+    const { read } = await readRequestBody(incoming, headers['content-type'], limitOf(method, url), {
+      claim: claimOf(method, url, headers, () => clientAddress(c)),
+      pace: app.largeBodyPace,
+    })
     bodies.set(incoming, read)
     incoming.rawBody = read.ok ? read.bytes : NO_BODY
     await next()

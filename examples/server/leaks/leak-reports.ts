@@ -27,9 +27,14 @@ import {
   type TokenStore,
   tokenStatusOfHash,
 } from '../../../src/index.js'
-import { BodyReadersBusyError, BodyTooLargeError, LargeBodyRefusedError } from '../request/body.js'
+import {
+  BodyReadersBusyError,
+  BodyTooLargeError,
+  LargeBodyRefusedError,
+  LengthRequiredError,
+} from '../request/body.js'
 import { bodyTooLarge, errorResult, json } from '../routes/http-result.js'
-import type { ApiRequest, RouteResult, RouteSet } from '../routes/route-set.js'
+import { type ApiRequest, MAX_BODY_BYTES, type RouteResult, type RouteSet } from '../routes/route-set.js'
 import { REPLAY_WINDOW_MS, type ReportReplayStore } from './report-replays.js'
 import type { SecretScanningKeys } from './secret-scanning-keys.js'
 
@@ -228,6 +233,15 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
         const headers = signatureHeaders(request.headers, keys)
         return BAD_SIGNATURE('refusal' in headers ? headers.refusal : 'the signature does not verify')
       }
+      // A chunked body past the default cap: its pace deadline cannot be known, so it holds no slot.
+      if (error instanceof LengthRequiredError) {
+        return errorResult(
+          411,
+          'length_required',
+          'Length required',
+          `a report larger than ${MAX_BODY_BYTES} bytes must be sent with a Content-Length`,
+        )
+      }
       // Senders retry: a few seconds frees the slots of the large reports being read now.
       if (error instanceof BodyReadersBusyError) {
         return errorResult(
@@ -272,8 +286,10 @@ export function leakReportRoutes(context: LeakReportContext): RouteSet {
         path: LEAK_REPORT_PATH,
         handle,
         maxBodyBytes: MAX_LEAK_REPORT_BYTES,
-        // Strangers never hold a large-body slot: only a sender that names a configured key and
-        // sends a signature that parses may send more than the default cap.
+        // Turns away early what cannot be a report (no key, an unknown key, a signature that does
+        // not parse). It cannot tell a stranger from GitHub — key identifiers are public and the
+        // signature covers a body not read yet — so the slots' pace and per-network count are
+        // what keep strangers from holding them (request/large-body.ts).
         largeBodyGate: (headers) => !('refusal' in signatureHeaders(headers, keys)),
       },
     ],

@@ -17,7 +17,7 @@ import {
   SIGNATURE_HEADER,
 } from '../leaks/leak-reports.js'
 import { AUTHORIZATION_SERVER, PROTECTED_RESOURCE } from '../oauth/discovery.js'
-import { LARGE_BODY_DEADLINE_MS, MAX_CONCURRENT_LARGE_BODIES } from '../request/body.js'
+import { LARGE_BODY_DEADLINE_MS, LARGE_BODY_PACE, MAX_CONCURRENT_LARGE_BODIES } from '../request/body.js'
 import { MAX_BODY_BYTES } from '../routes/route-set.js'
 import { MAX_TEXT_LENGTH } from '../seed/shapes.js'
 
@@ -431,10 +431,17 @@ export const LEAK_REPORT_DOC: RouteDoc & { readonly summary: string } = {
       serverErrorBody(409, 'Conflict', ['replayed_report']),
     ),
     408: jsonResponse(
-      `Request timeout: a body past ${MAX_BODY_BYTES} bytes did not arrive within ` +
-        `${LARGE_BODY_DEADLINE_MS / 1000} seconds; the connection is closed, so a sender still there ` +
+      `Request timeout: a body past ${MAX_BODY_BYTES} bytes fell behind ` +
+        `${LARGE_BODY_PACE.bytesPerSecond / 1024} KiB/s averaged after a ${LARGE_BODY_PACE.graceMs / 1000}-second ` +
+        `grace (the whole body is due by then plus its Content-Length at that rate, within ` +
+        `${LARGE_BODY_DEADLINE_MS / 1000} seconds); the connection is closed, so a sender still there ` +
         'may read this or only see the connection end (`body_read_timeout`).',
       serverErrorBody(408, 'Request timeout', ['body_read_timeout']),
+    ),
+    411: jsonResponse(
+      `Length required: a body past ${MAX_BODY_BYTES} bytes without a Content-Length (a chunked body) ` +
+        'is not read on (`length_required`).',
+      serverErrorBody(411, 'Length required', ['length_required']),
     ),
     // The route's own cap, not the API's MAX_BODY_BYTES of BODY_TOO_LARGE.
     413: jsonResponse(
@@ -445,7 +452,7 @@ export const LEAK_REPORT_DOC: RouteDoc & { readonly summary: string } = {
       ...jsonResponse(
         'Service unavailable: a store failed, or ' +
           `${MAX_CONCURRENT_LARGE_BODIES} other bodies past ${MAX_BODY_BYTES} bytes are being read, ` +
-          'or one from the same network is; ' +
+          'or one from the same network (or IPv6 /48) is; ' +
           'the report was not kept, send it again (`service_unavailable`).',
         serverErrorBody(503, 'Service unavailable', ['service_unavailable']),
       ),

@@ -4,143 +4,112 @@
  * the JSON bodies of the API. Every binding reads and parses the same way, so that a body is
  * accepted or refused identically on all three.
  */
-import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { invalidParameter } from '../routes/http-result.js'
 import { type ApiRequest, MAX_BODY_BYTES, type RouteResult, type RouteSet } from '../routes/route-set.js'
 import { isFormContentType } from './form.js'
 
-/** The body is larger than the cap; the handler answers 413. */
-export class BodyTooLargeError extends Error {
-  readonly limit: number
+import {
+  BodyReadersBusyError,
+  BodyReadTimeoutError,
+  BodyTooLargeError,
+  dueAt,
+  LARGE_BODY_PACE,
+  type LargeBodyClaim,
+  type LargeBodyPace,
+  LargeBodyRefusedError,
+  LengthRequiredError,
+  takeLargeBodySlot,
+} from './large-body.js'
 
-  constructor(limit: number) {
-    super(`request body larger than ${limit} bytes`)
-    this.name = 'BodyTooLargeError'
-    this.limit = limit
-  }
-}
-
-/**
- * Reads past {@link MAX_BODY_BYTES} (a route with a larger cap of its own) go on only while fewer
- * than this many others do: the larger cap is there for a sender's big report, and without a bound
- * a crowd of slow senders could each make the process hold that much. A read takes a slot only if
- * its route admits its headers ({@link LargeBodyGate}), and only while no other read from its
- * client's network holds one, so that strangers cannot hold the slots a known sender needs.
- */
-export const MAX_CONCURRENT_LARGE_BODIES = 4
-
-/**
- * A route's check of a request's headers before its body may pass {@link MAX_BODY_BYTES}: the leak
- * route admits a report whose key identifier names a known key and whose signature parses.
- */
-export type LargeBodyGate = (headers: IncomingHttpHeaders) => boolean
-
-/** What a read knows of its request when its body first passes {@link MAX_BODY_BYTES}. */
-export interface LargeBodyClaim {
-  /** Whether the route's {@link LargeBodyGate} admits the request's headers (true without a gate). */
-  readonly admitted: boolean
-  /** The client's network (limits/networks.ts): one large read per network at a time. */
-  readonly network: string
-}
-
-/**
- * The body passed {@link MAX_BODY_BYTES} on a route whose {@link LargeBodyGate} refused the
- * request's headers; the leak route answers 401, any other 413 with the default cap.
- */
-export class LargeBodyRefusedError extends Error {
-  constructor() {
-    super(`a request body past ${MAX_BODY_BYTES} bytes was refused: its headers do not admit it`)
-    this.name = 'LargeBodyRefusedError'
-  }
-}
+export {
+  BodyReadersBusyError,
+  BodyReadTimeoutError,
+  BodyTooLargeError,
+  LARGE_BODY_DEADLINE_MS,
+  LARGE_BODY_IPV6_PREFIX,
+  LARGE_BODY_PACE,
+  type LargeBodyClaim,
+  type LargeBodyGate,
+  type LargeBodyPace,
+  LargeBodyRefusedError,
+  LengthRequiredError,
+  largeBodyClaims,
+  MAX_CONCURRENT_LARGE_BODIES,
+} from './large-body.js'
 
 // An empty body, shared: never written to.
 const EMPTY = Buffer.alloc(0)
 
-// Reads now holding one of the slots of MAX_CONCURRENT_LARGE_BODIES, and the networks they came from.
-let largeBodies = 0
-const largeBodyNetworks = new Set<string>()
+// Without a claim a read knows nothing of its request: past the default cap it gets no slot.
+const UNKNOWN_CLAIM: LargeBodyClaim = { admitted: true, networks: [], declaredBytes: undefined }
 
-/**
- * How long a read may hold one of the {@link MAX_CONCURRENT_LARGE_BODIES} slots: a sender that
- * passes {@link MAX_BODY_BYTES} and then stalls would otherwise keep the slot for as long as Node's
- * server keeps the connection, and four of them would shut the route. The leak-report cap in this
- * time is about 80 KB/s, far below any real sender.
- *
- * @example
- * LARGE_BODY_DEADLINE_MS // 30000: a read that took a slot ends by then, or fails with BodyReadTimeoutError
- */
-export const LARGE_BODY_DEADLINE_MS = 30_000
-
-/**
- * The body passed {@link MAX_BODY_BYTES} while every large-body slot was taken, or one was held by
- * a read from the same network; the handler answers 503.
- */
-export class BodyReadersBusyError extends Error {
-  constructor() {
-    super(`${MAX_CONCURRENT_LARGE_BODIES} large request bodies, or one from the same network, are being read`)
-    this.name = 'BodyReadersBusyError'
-  }
-}
-
-/**
- * A body that took a large-body slot did not end within {@link LARGE_BODY_DEADLINE_MS}; the handler
- * answers 408 (which the sender, gone or stalled, may never read: the slot is what matters).
- */
-export class BodyReadTimeoutError extends Error {
-  readonly deadlineMs: number
-
-  constructor(deadlineMs: number) {
-    super(`a large request body did not end within ${deadlineMs} ms`)
-    this.name = 'BodyReadTimeoutError'
-    this.deadlineMs = deadlineMs
-  }
+/** How a read may pass {@link MAX_BODY_BYTES}: see large-body.ts. */
+export interface LargeBodyOptions {
+  /** Asked once the body passes the default cap; absent, the read gets no slot (411). */
+  readonly claim?: (() => LargeBodyClaim) | undefined
+  /** The pace a slot holder keeps: {@link LARGE_BODY_PACE} unless a test needs another. */
+  readonly pace?: LargeBodyPace | undefined
 }
 
 /**
  * Reads a stream to its end, failing as soon as it exceeds `limit` bytes. Past the cap the stream
  * is left paused, not destroyed: the connection must stay up for the 413, and Node's server
  * discards the rest of the body once the response has ended. Past {@link MAX_BODY_BYTES} the read
- * takes one of {@link MAX_CONCURRENT_LARGE_BODIES} slots, or fails with {@link BodyReadersBusyError};
- * holding one, it must end within `deadlineMs`, or the stream is destroyed (a stalled sender is gone
- * or hostile) and the slot given back at once. `claim`, asked once the body passes
- * {@link MAX_BODY_BYTES}, says whether the route admits the request there ({@link LargeBodyRefusedError}
- * if not) and its network, which may hold one slot at a time; without it every read is admitted.
+ * takes a large-body slot for its claim (large-body.ts), or fails with why not; holding one, it must
+ * keep its pace, or the stream is destroyed (a stalled sender is gone or hostile) and the slot given
+ * back at once.
+ *
+ * The pace is checked by a timer set for when the bytes received so far stop sufficing, not on
+ * every chunk. When it fires, the verdict waits for the poll phase after it (`setImmediate`): bytes
+ * that arrived while the process was busy are counted before a read is dropped for lacking them.
  *
  * The bytes go into one buffer grown by doubling, never a list of the chunks as they came: a body
  * sent in 1-byte chunks made a Buffer per byte (the leak-report route's 2.4 MB cap held 475 MB of
  * heap that way, measured by the security review).
  *
- * @throws {BodyTooLargeError} past the cap; {@link BodyReadersBusyError} when no slot is free;
- *   {@link BodyReadTimeoutError} past the deadline.
+ * @throws {BodyTooLargeError} past the cap; the errors of `takeLargeBodySlot`;
+ *   {@link BodyReadTimeoutError} behind the pace.
  */
-function readCapped(
-  stream: Readable,
-  limit: number,
-  deadlineMs: number,
-  claim: (() => LargeBodyClaim) | undefined,
-): Promise<Buffer> {
+function readCapped(stream: Readable, limit: number, options: LargeBodyOptions): Promise<Buffer> {
+  const pace = options.pace ?? LARGE_BODY_PACE
+  const startedAt = performance.now()
   return new Promise((resolve, reject) => {
     // Nothing allocated until a byte comes: most requests have no body.
     let buffer = EMPTY
     let length = 0
-    let slot = false
-    let network: string | undefined
-    let deadline: NodeJS.Timeout | undefined
+    let release: (() => void) | undefined
+    let timer: NodeJS.Timeout | undefined
+    let verdict: NodeJS.Immediate | undefined
+    let declared = 0
     const settle = (error: Error | undefined) => {
       stream.off('data', onData)
       stream.off('end', onEnd)
       stream.off('error', onError)
       stream.off('close', onClose)
-      clearTimeout(deadline)
-      if (slot) {
-        largeBodies--
-        if (network !== undefined) largeBodyNetworks.delete(network)
-      }
-      slot = false
+      clearTimeout(timer)
+      clearImmediate(verdict)
+      release?.()
+      release = undefined
       if (error === undefined) resolve(buffer.subarray(0, length))
       else reject(error)
+    }
+    const schedule = () => {
+      timer = setTimeout(onTimer, Math.max(0, dueAt(startedAt, length, pace) - performance.now()))
+      // The pace bounds the slot, not the process: it never keeps Node running.
+      timer.unref()
+    }
+    const onTimer = () => {
+      verdict = setImmediate(judge)
+    }
+    const judge = () => {
+      if (release === undefined) return
+      if (performance.now() < dueAt(startedAt, length, pace)) {
+        schedule()
+        return
+      }
+      settle(new BodyReadTimeoutError(Math.ceil(dueAt(0, declared, pace))))
+      stream.destroy()
     }
     const onData = (chunk: Buffer | string) => {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
@@ -150,27 +119,17 @@ function readCapped(
         settle(new BodyTooLargeError(limit))
         return
       }
-      if (next > MAX_BODY_BYTES && !slot) {
-        const who = claim?.()
-        const refusal =
-          who !== undefined && !who.admitted
-            ? new LargeBodyRefusedError()
-            : largeBodies >= MAX_CONCURRENT_LARGE_BODIES ||
-                (who !== undefined && largeBodyNetworks.has(who.network))
-              ? new BodyReadersBusyError()
-              : undefined
-        if (refusal !== undefined) {
+      if (next > MAX_BODY_BYTES && release === undefined) {
+        const claim = options.claim?.() ?? UNKNOWN_CLAIM
+        const slot = takeLargeBodySlot(claim, limit)
+        if (slot instanceof Error) {
           stream.pause()
-          settle(refusal)
+          settle(slot)
           return
         }
-        largeBodies++
-        slot = true
-        network = who?.network
-        if (network !== undefined) largeBodyNetworks.add(network)
-        deadline = setTimeout(onDeadline, deadlineMs)
-        // The deadline bounds the slot, not the process: it never keeps Node running.
-        deadline.unref()
+        release = slot
+        declared = claim.declaredBytes ?? limit
+        schedule()
       }
       if (next > buffer.byteLength) {
         // Unzeroed: only `subarray(0, length)` leaves this function, and every byte of it is copied in.
@@ -186,10 +145,6 @@ function readCapped(
     // A sender that goes away mid-body may end the stream with neither `end` nor `error`: the read
     // must still end, and give its slot back.
     const onClose = () => settle(new Error('the request closed before its body ended'))
-    const onDeadline = () => {
-      settle(new BodyReadTimeoutError(deadlineMs))
-      stream.destroy()
-    }
     stream.on('data', onData)
     stream.on('end', onEnd)
     stream.on('error', onError)
@@ -280,6 +235,7 @@ export type ReadBody =
   | { readonly ok: false; readonly limit: number }
   | { readonly ok: false; readonly busy: true }
   | { readonly ok: false; readonly refused: true }
+  | { readonly ok: false; readonly lengthRequired: true }
   | { readonly ok: false; readonly deadlineMs: number }
 
 /** The cap on a request's body, by its method and raw target: see {@link bodyLimits}. */
@@ -317,40 +273,10 @@ export function bodyLimits(sets: readonly RouteSet[]): BodyLimit {
 }
 
 /**
- * What the bindings ask of a request whose body passes {@link MAX_BODY_BYTES}: its route's
- * {@link LargeBodyGate} (found, like the cap, by method and exact path) on its headers, and its
- * client's network. Lazy: nothing is looked at for a body that stays under the default cap.
- *
- * @example
- * const claimOf = largeBodyClaims(app.routeSets, (address) => app.guard.network(address))
- * readRequestBody(req, type, limit, LARGE_BODY_DEADLINE_MS, claimOf(req.method, req.url, req.headers, () => req.ip))
- */
-export function largeBodyClaims(
-  sets: readonly RouteSet[],
-  networkOf: (address: string | undefined) => string,
-): (
-  method: string | undefined,
-  target: string | undefined,
-  headers: IncomingHttpHeaders,
-  clientAddress: () => string | undefined,
-) => () => LargeBodyClaim {
-  const gates = new Map<string, LargeBodyGate>()
-  for (const set of sets) {
-    for (const route of set.routes) {
-      if (route.largeBodyGate !== undefined) gates.set(`${route.method} ${route.path}`, route.largeBodyGate)
-    }
-  }
-  return (method, target, headers, clientAddress) => () => {
-    const gate = gates.get(`${method ?? ''} ${(target ?? '').split('?', 1)[0]}`)
-    return { admitted: gate === undefined || gate(headers), network: networkOf(clientAddress()) }
-  }
-}
-
-/**
  * Reads a request body for a binding's body parser, capped at `limit` (from {@link bodyLimits}):
  * what the handlers read later (`ApiRequest.body`) and what the parser hands the framework as
- * `req.body`. A read past {@link MAX_BODY_BYTES} must end within `deadlineMs` (the bindings keep
- * {@link LARGE_BODY_DEADLINE_MS}; tests pass a shorter one).
+ * `req.body`. A read past {@link MAX_BODY_BYTES} needs a slot for its claim and must keep its pace
+ * (`options`: the bindings keep {@link LARGE_BODY_PACE}; tests pass another).
  *
  * @example
  * const { read, parameters } = await readRequestBody(req, req.headers['content-type'], limitOf(req.method, req.url))
@@ -359,11 +285,10 @@ export async function readRequestBody(
   stream: Readable,
   contentType: string | undefined,
   limit: number,
-  deadlineMs: number = LARGE_BODY_DEADLINE_MS,
-  claim?: () => LargeBodyClaim,
+  options: LargeBodyOptions = {},
 ): Promise<{ readonly read: ReadBody; readonly parameters: unknown }> {
   try {
-    const bytes = await readCapped(stream, limit, deadlineMs, claim)
+    const bytes = await readCapped(stream, limit, options)
     // A route with a cap of its own is no API route (bodyLimits refuses one with `access`): no
     // adapter looks at its parameters, and parsing megabytes of JSON would hold the event loop.
     const parameters = limit === MAX_BODY_BYTES ? parseBodyParameters(bytes, contentType) : undefined
@@ -375,6 +300,8 @@ export async function readRequestBody(
       return { read: { ok: false, busy: true }, parameters: undefined }
     if (error instanceof LargeBodyRefusedError)
       return { read: { ok: false, refused: true }, parameters: undefined }
+    if (error instanceof LengthRequiredError)
+      return { read: { ok: false, lengthRequired: true }, parameters: undefined }
     if (error instanceof BodyReadTimeoutError)
       return { read: { ok: false, deadlineMs: error.deadlineMs }, parameters: undefined }
     throw error
@@ -383,8 +310,8 @@ export async function readRequestBody(
 
 /**
  * The handlers' view of a body read ahead: its bytes, {@link BodyTooLargeError} (→ 413),
- * {@link BodyReadersBusyError} (→ 503), {@link LargeBodyRefusedError} (→ the route's refusal), or
- * {@link BodyReadTimeoutError} (→ 408).
+ * {@link BodyReadersBusyError} (→ 503), {@link LargeBodyRefusedError} (→ the route's refusal),
+ * {@link LengthRequiredError} (→ 411) or {@link BodyReadTimeoutError} (→ 408).
  *
  * @example
  * const body = bodyReader(read)
@@ -394,6 +321,7 @@ export function bodyReader(read: ReadBody | undefined): () => Promise<Buffer> {
   if (read.ok) return () => Promise.resolve(read.bytes)
   if ('busy' in read) return () => Promise.reject(new BodyReadersBusyError())
   if ('refused' in read) return () => Promise.reject(new LargeBodyRefusedError())
+  if ('lengthRequired' in read) return () => Promise.reject(new LengthRequiredError())
   if ('deadlineMs' in read) return () => Promise.reject(new BodyReadTimeoutError(read.deadlineMs))
   return () => Promise.reject(new BodyTooLargeError(read.limit))
 }
