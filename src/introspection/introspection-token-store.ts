@@ -2,12 +2,13 @@ import { z } from 'zod'
 import { configErrorFromZod } from '../config-error.js'
 import { functionShape, isSecureEndpointUrl } from '../config-shapes.js'
 import { TokenLookupLimitError, TokenStoreError } from '../errors.js'
-import { networkOfAddress } from '../restrictions/client-network.js'
+import { DEFAULT_IPV6_NETWORK_PREFIX, networkOfAddress } from '../restrictions/client-network.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import type { TokenRecord } from '../tokens/token-record.js'
 import type { TokenLookupContext, TokenStore } from '../tokens/token-store.js'
 import { recordOfAnswer } from './introspection-answer.js'
 import { MissBudget } from './miss-budget.js'
+import { missSourceOf } from './miss-source.js'
 
 /** Options of {@link IntrospectionTokenStore}. */
 export interface IntrospectionTokenStoreOptions {
@@ -47,18 +48,26 @@ export interface IntrospectionTokenStoreOptions {
   readonly maxInactiveEntries?: number
   /**
    * How many tokens not seen active (cache misses, each an introspection call) one client network
-   * may have asked about per `missWindowMs`: an IPv4 address, or an IPv6 /64 (`networkOfAddress`);
-   * requests whose address is unknown share one network. Past it, that network's requests with
-   * new tokens are refused (429 `rate_limited` with `Retry-After`) without asking the issuer.
-   * Default 30, 1–100000.
+   * may have asked about per `missWindowMs`: an IPv4 address, or an IPv6 prefix of `ipv6Prefix`
+   * bits (`networkOfAddress`); requests whose address is unknown share one network. Each block of
+   * networks (an IPv4 /24, an IPv6 /48 when `ipv6Prefix` is longer) may have asked about 4 times as
+   * many (at most `missesTotal`), so that one allocation cannot act as thousands of networks. Past a
+   * budget, that network's requests with new tokens are refused (429 `rate_limited` with
+   * `Retry-After`) without asking the issuer. Default 30, 1–100000.
    */
   readonly missesPerNetwork?: number
   /**
    * How many misses every network together may cost per `missWindowMs`: the bound on the calls
    * unauthenticated traffic can make this store send. Its last tenth is kept for networks that have
-   * spent less than half their own budget. Default 300; at least `missesPerNetwork`, at most 1000000.
+   * shown an active token within the window and have spent less than half their own budget (a
+   * stranger cannot make an active token). Default 300; at least `missesPerNetwork`, at most 1000000.
    */
   readonly missesTotal?: number
+  /**
+   * The prefix length of an IPv6 client network, 1–128: set it to the policy's `ipv6Prefix`, so
+   * that both count the same networks. Default 64 (one subscriber's prefix).
+   */
+  readonly ipv6Prefix?: number
   /** The window the miss budgets refill over, in ms (continuously). Default 60000, 1000–3600000. */
   readonly missWindowMs?: number
   /**
@@ -89,6 +98,7 @@ const optionsSchema = z
     missesTotal: z.number().int().min(1).max(1_000_000).default(300),
     missWindowMs: z.number().int().min(1000).max(3_600_000).default(60_000),
     maxNetworks: z.number().int().min(1).max(1_000_000).default(10_000),
+    ipv6Prefix: z.number().int().min(1).max(128).default(DEFAULT_IPV6_NETWORK_PREFIX),
     timeoutMs: z.number().int().positive().max(60_000).default(1500),
     fetch: functionShape<typeof fetch>().optional(),
     now: functionShape<() => number>().default(() => Date.now),
@@ -100,8 +110,10 @@ const optionsSchema = z
 
 type Entry = { readonly record: TokenRecord | undefined; readonly until: number }
 
-// The network of requests whose client address is unknown: they share one budget (fail closed).
-const UNKNOWN_NETWORK = 'unknown'
+// A block of networks may spend this many times a network's budget (at most the total): enough
+// for a few busy networks behind one allocation, few enough that one allocation cannot spend the
+// total alone.
+const BLOCK_SHARE = 4
 
 function formEncode(text: string): string {
   return encodeURIComponent(text).replaceAll('%20', '+')
@@ -127,9 +139,11 @@ function remember(cache: Map<string, Entry>, hash: string, entry: Entry, maxEntr
  * - The answer's `aud` (RFC 7662 §2.2) becomes the record's `audience`: a policy with a `resource`
  *   refuses a token meant for another resource (401 `invalid_token`).
  * - Unauthenticated traffic cannot make it flood the issuer: a token it has not seen active costs a
- *   miss, and misses are budgeted per client network (`missesPerNetwork`, 30 a minute) and in total
- *   (`missesTotal`, 300 a minute). Past a budget the request is refused with 429 `rate_limited` and
- *   `Retry-After`, without a call; tokens already seen active keep working whatever the budgets.
+ *   miss, and misses are budgeted per client network (`missesPerNetwork`, 30 a minute), per block
+ *   of networks (an IPv4 /24, an IPv6 /48: 120 a minute) and in total (`missesTotal`, 300 a minute,
+ *   the last tenth kept for networks that have shown an active token). Past a budget the request is
+ *   refused with 429 `rate_limited` and `Retry-After`, without a call; tokens already seen active
+ *   keep working whatever the budgets.
  * - Fails closed: a timeout, a network error, a status other than 200, or an answer that is not
  *   RFC 7662 JSON for a bearer token (a malformed `aud` included) rejects with a `TokenStoreError`,
  *   which the policy answers with 503 (reported to its `onError`); a failure is never cached, and
@@ -157,6 +171,7 @@ export class IntrospectionTokenStore implements TokenStore {
   readonly #fetch: typeof fetch | undefined
   readonly #now: () => number
   readonly #budget: MissBudget
+  readonly #ipv6Prefix: number
   // Active answers, kept past their TTL as "seen active" until pushed out or found inactive.
   readonly #active = new Map<string, Entry>()
   readonly #inactive = new Map<string, Entry>()
@@ -176,8 +191,10 @@ export class IntrospectionTokenStore implements TokenStore {
     this.#timeoutMs = o.timeoutMs
     this.#fetch = o.fetch
     this.#now = o.now
+    this.#ipv6Prefix = o.ipv6Prefix
     this.#budget = new MissBudget({
       perNetwork: o.missesPerNetwork,
+      perBlock: Math.min(o.missesTotal, o.missesPerNetwork * BLOCK_SHARE),
       total: o.missesTotal,
       windowMs: o.missWindowMs,
       maxNetworks: o.maxNetworks,
@@ -198,17 +215,22 @@ export class IntrospectionTokenStore implements TokenStore {
     const known = this.#active.get(hash)
     if (known !== undefined && now < known.until) {
       remember(this.#active, hash, known, this.#maxEntries)
+      this.#sawActive(context, now)
       return known.record
     }
     const refused = this.#inactive.get(hash)
     // Written as "not before" so that a NaN clock counts as stale and asks again.
     if (refused !== undefined && now < refused.until) return undefined
-    const pending = this.#pending.get(hash)
-    if (pending !== undefined) return pending
-    if (known === undefined) this.#spendMiss(context?.clientAddress, now)
-    const asked = this.#introspect(value, hash).finally(() => this.#pending.delete(hash))
-    this.#pending.set(hash, asked)
-    return asked
+    let asked = this.#pending.get(hash)
+    if (asked === undefined) {
+      if (known === undefined) this.#spendMiss(context?.clientAddress, now)
+      asked = this.#introspect(value, hash).finally(() => this.#pending.delete(hash))
+      this.#pending.set(hash, asked)
+    }
+    return asked.then((record) => {
+      if (record !== undefined) this.#sawActive(context, this.#now())
+      return record
+    })
   }
 
   /** A fresh cached answer only: without the value, the issuer cannot be asked. */
@@ -239,9 +261,15 @@ export class IntrospectionTokenStore implements TokenStore {
 
   async touch(_id: string, _now: number): Promise<void> {}
 
+  // A network that showed an active token may take the reserve of the total for a window; requests
+  // whose address is unknown never do.
+  #sawActive(context: TokenLookupContext | undefined, now: number): void {
+    const network = networkOfAddress(context?.clientAddress, this.#ipv6Prefix)
+    if (network !== undefined) this.#budget.sawActive(network, now)
+  }
+
   #spendMiss(clientAddress: string | undefined, now: number): void {
-    const network = networkOfAddress(clientAddress) ?? UNKNOWN_NETWORK
-    const verdict = this.#budget.take(network, now)
+    const verdict = this.#budget.take(missSourceOf(clientAddress, this.#ipv6Prefix), now)
     if (!verdict.ok) {
       throw new TokenLookupLimitError(
         'the introspection miss budget of the client network is spent',

@@ -192,7 +192,14 @@ describe('miss budgets', () => {
     expect(asked).toHaveLength(6)
   })
 
-  test('an IPv6 client counts in its /64; an unknown address shares one network', async () => {
+  test('an IPv6 client counts in its network of ipv6Prefix bits', async () => {
+    const { status } = setup({ ...budget, ipv6Prefix: 56 })
+    for (let i = 0; i < 3; i++) await status(generateTokenValue('api'), `2001:db8:1:${i + 1}::1`)
+    expect(await status(generateTokenValue('api'), '2001:db8:1:ff::1')).toBe(429)
+    expect(await status(generateTokenValue('api'), '2001:db8:1:100::1')).toBe(401)
+  })
+
+  test('an IPv6 client counts in its /64 by default; an unknown address shares one network', async () => {
     const { status } = setup(budget)
     for (let i = 0; i < 3; i++) await status(generateTokenValue('api'), `2001:db8:1:2::${i + 1}`)
     expect(await status(generateTokenValue('api'), '2001:db8:1:2:ffff::9')).toBe(429)
@@ -201,15 +208,39 @@ describe('miss budgets', () => {
     expect(await status(generateTokenValue('api'), 'not an address')).toBe(429)
   })
 
-  test('the total bounds every network together', async () => {
-    const { status, asked } = setup(budget)
+  test('the total bounds every network together; its reserve is for networks that showed an active token', async () => {
+    const { status, asked, issue } = setup(budget)
+    expect(await status(issue(), '198.51.100.1')).toBe(200)
     const answers: number[] = []
     for (let n = 0; n < 6; n++) {
-      for (let i = 0; i < 3; i++) answers.push(await status(generateTokenValue('api'), `192.0.2.${n}`))
+      for (let i = 0; i < 3; i++) answers.push(await status(generateTokenValue('api'), `192.0.${n}.1`))
     }
-    expect(answers.filter((s) => s === 401)).toHaveLength(10)
-    expect(answers.filter((s) => s === 429)).toHaveLength(8)
+    // 10 in total, 1 kept in reserve: the flood's networks never showed an active token.
+    expect(answers.filter((s) => s === 401)).toHaveLength(8)
+    expect(answers.filter((s) => s === 429)).toHaveLength(10)
+    expect(await status(issue(), '192.0.99.1')).toBe(429)
+    // The user's network did: a new token from there takes the reserve.
+    expect(await status(issue(), '198.51.100.1')).toBe(200)
     expect(asked).toHaveLength(10)
+  })
+
+  test('a block bounds its networks together: an IPv4 /24, an IPv6 /48', async () => {
+    // 4 times the network's budget per block.
+    const { status } = setup({ ...budget, missesTotal: 100 })
+    const answers = async (address: (i: number) => string) => {
+      const statuses: number[] = []
+      for (let i = 0; i < 13; i++) statuses.push(await status(generateTokenValue('api'), address(i)))
+      return statuses.filter((s) => s === 401).length
+    }
+    expect(await answers((i) => `192.0.2.${i}`)).toBe(12)
+    expect(await answers((i) => `2001:db8:1:${i}::1`)).toBe(12)
+    // With an IPv6 network as coarse as a block, there is no block above it: its own budget only.
+    const coarse = setup({ ...budget, missesTotal: 100, ipv6Prefix: 48 })
+    expect(await coarse.status(generateTokenValue('api'), '2001:db8:1:1::1')).toBe(401)
+    expect(await coarse.status(generateTokenValue('api'), '2001:db8:1:2::1')).toBe(401)
+    expect(await coarse.status(generateTokenValue('api'), '2001:db8:1:3::1')).toBe(401)
+    expect(await coarse.status(generateTokenValue('api'), '2001:db8:1:4::1')).toBe(429)
+    expect(await coarse.status(generateTokenValue('api'), '2001:db8:2:4::1')).toBe(401)
   })
 
   test('concurrent requests for one new token spend one miss', async () => {
@@ -217,5 +248,72 @@ describe('miss budgets', () => {
     const junk = generateTokenValue('api')
     expect(await Promise.all([status(junk), status(junk), status(junk)])).toEqual([401, 401, 401])
     expect(asked).toHaveLength(1)
+  })
+})
+
+// The exploit of many networks in one allocation, at the defaults (30 per network, 300 in total per
+// minute): 21 networks of one /48 send 15 made-up tokens each at once, then a fresh network of the
+// flood sends one every 200 ms for two minutes, while genuine users bring new tokens.
+describe('a flood from the many networks of one allocation', () => {
+  const network64 = (block: number, n: number) => `2001:db8:${block}:${n.toString(16)}::1`
+  const network56 = (block: number, n: number) => `2001:db8:${block}:${((n % 256) << 8).toString(16)}::1`
+  const ipv4 = (i: number) => `198.51.${i}.7`
+  type Row = {
+    readonly options: Partial<IntrospectionTokenStoreOptions>
+    // How many /48s the flood's networks are spread over, and the address of its nth network in one.
+    readonly blocks: number
+    readonly flooder: (block: number, n: number) => string
+    readonly genuine: (i: number) => string
+    readonly everyMs: number
+    // What a new token from a network never seen active gets right after the first burst.
+    readonly stranger: number
+    readonly refusedAtLeast: number
+  }
+  const one48 = {
+    options: {},
+    blocks: 1,
+    flooder: network64,
+    everyMs: 1000,
+    stranger: 200,
+    refusedAtLeast: 500,
+  }
+  test.each<readonly [string, Row]>([
+    ['fresh IPv4 addresses, one per token, every second', { ...one48, genuine: ipv4 }],
+    ['networks of another /48, one per token', { ...one48, genuine: (i) => `2001:db8:ff:${i}::7` }],
+    [
+      'IPv4 addresses, with IPv6 networks of /56',
+      { ...one48, options: { ipv6Prefix: 56 }, flooder: network56, genuine: ipv4 },
+    ],
+    // Four allocations spend the total down to its reserve, which only the user's network may take.
+    [
+      'a network that showed an active token, against four /48s',
+      {
+        ...one48,
+        blocks: 4,
+        genuine: () => '198.51.100.7',
+        everyMs: 4000,
+        stranger: 429,
+        refusedAtLeast: 45,
+      },
+    ],
+  ])('genuine new tokens from %s get through', async (_name, row) => {
+    const { status, issue, advance, asked } = setup(row.options)
+    expect(await status(issue(), '198.51.100.7')).toBe(200)
+    let sent = 0
+    const flood = () =>
+      status(generateTokenValue('api'), row.flooder(sent % row.blocks, Math.floor(sent++ / row.blocks)))
+    const floodAnswers: number[] = []
+    for (let i = 0; i < 21 * 15; i++) floodAnswers.push(await flood())
+    expect(await status(issue(), '192.0.2.200')).toBe(row.stranger)
+    const genuineAnswers: number[] = []
+    for (let ms = 0; ms < 120_000; ms += 200) {
+      advance(200)
+      floodAnswers.push(await flood())
+      if (ms % row.everyMs === 0) genuineAnswers.push(await status(issue(), row.genuine(ms / row.everyMs)))
+    }
+    expect(genuineAnswers).toEqual(genuineAnswers.map(() => 200))
+    expect(floodAnswers.filter((s) => s === 429).length).toBeGreaterThanOrEqual(row.refusedAtLeast)
+    // The issuer: at most the total and what refilled in two minutes.
+    expect(asked.length).toBeLessThanOrEqual(300 + 600)
   })
 })

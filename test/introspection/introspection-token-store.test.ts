@@ -3,7 +3,7 @@
  * bounds (TTL, size, one call per token at a time) and failing closed — every failure is a 503
  * reported to onError, never an allow, and never cached.
  */
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { ConfigError } from '../../src/errors.js'
 import { IntrospectionTokenStore } from '../../src/introspection/index.js'
 import { createAccessPolicy } from '../../src/policy.js'
@@ -92,6 +92,10 @@ describe('IntrospectionTokenStore options', () => {
     [{ missWindowMs: 999 }, 'options.missWindowMs'],
     [{ missWindowMs: 3_600_001 }, 'options.missWindowMs'],
     [{ maxNetworks: 0 }, 'options.maxNetworks'],
+    [{ ipv6Prefix: 0 }, 'options.ipv6Prefix'],
+    [{ ipv6Prefix: 129 }, 'options.ipv6Prefix'],
+    [{ ipv6Prefix: 56.5 }, 'options.ipv6Prefix'],
+    [{ ipv6Prefix: '64' }, 'options.ipv6Prefix'],
     [{ extra: 1 }, 'options: unknown key "extra"'],
   ])('%j is refused naming %s', (bad, name) => {
     const options = { endpoint: ENDPOINT, clientId: 'rs', clientSecret: 's', ...bad }
@@ -314,5 +318,37 @@ describe('the rest of TokenStore', () => {
     await expect(tokens.update(record)).rejects.toThrow('read-only')
     await expect(tokens.touch('x', NOW)).resolves.toBeUndefined()
     expect(() => tokens.findByHash('0'.repeat(64))).toThrow('by value')
+  })
+})
+
+describe('IntrospectionTokenStore fetch', () => {
+  const base = { endpoint: ENDPOINT, clientId: 'rs', clientSecret: 's' }
+
+  afterEach(() => {
+    vi.unstubAllGlobals()
+  })
+
+  test('uses the global fetch unless given one', async () => {
+    const seen: string[] = []
+    vi.stubGlobal('fetch', async (url: string) => {
+      seen.push(url)
+      return new Response('{"active":false}', { status: 200 })
+    })
+    const tokens = new IntrospectionTokenStore(base)
+    expect(await tokens.findByValue(generateTokenValue('api'))).toBeUndefined()
+    expect(seen).toEqual([ENDPOINT])
+  })
+
+  test('a failed status whose body cannot be cancelled is still a TokenStoreError', async () => {
+    const body = new ReadableStream({
+      cancel() {
+        throw new Error('cannot cancel')
+      },
+    })
+    const fetch = (async () => new Response(body, { status: 500 })) as unknown as typeof globalThis.fetch
+    const tokens = new IntrospectionTokenStore({ ...base, fetch })
+    await expect(tokens.findByValue(generateTokenValue('api'))).rejects.toThrow(
+      'the introspection endpoint answered 500',
+    )
   })
 })
