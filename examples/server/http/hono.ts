@@ -7,9 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import { getConnInfo } from '@hono/node-server/conninfo'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
+import { deny } from 'data-access-policy'
+import { type AccessEnv, accessControl } from 'data-access-policy/hono'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
-import { type AccessEnv, accessControl } from '../../../adapters/hono/index.js'
-import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
 import {
   bodyLimits,

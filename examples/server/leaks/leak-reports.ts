@@ -26,7 +26,7 @@ import {
   revokeToken,
   type TokenStore,
   tokenStatusOfHash,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import { BodyReadersBusyError, BodyTooLargeError, LargeBodyRefusedError } from '../request/body.js'
 import { bodyTooLarge, errorResult, json } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult, RouteSet } from '../routes/route-set.js'
