@@ -18,16 +18,12 @@ export {
 export type { RequestFacts } from './decisions/decide.js'
 export {
   type Allow,
-  DENY_STATUS,
   type Decision,
   type Deny,
   type DenyCode,
   type DenyStatus,
   deny,
   type ExportLimits,
-  MAX_RETRY_AFTER_SECONDS,
-  rateLimited,
-  STATUS_MESSAGES,
 } from './decisions/decision.js'
 export {
   DATASET_LEVELS,
@@ -40,14 +36,12 @@ export {
   type WorkflowLevel,
 } from './decisions/levels.js'
 export { minimalScopes } from './decisions/minimal-scopes.js'
-export {
-  OPERATION_NAMES,
-  OPERATIONS,
-  type Operation,
-  type OperationNeed,
-  type OperationSpec,
+export type {
+  Operation,
+  OperationNeed,
+  OperationSpec,
 } from './decisions/operations.js'
-export { ANONYMOUS, type Principal } from './decisions/principal.js'
+export type { Principal } from './decisions/principal.js'
 export type {
   DatasetResource,
   OrganizationResource,
@@ -56,13 +50,11 @@ export type {
 } from './decisions/resources.js'
 export { SCOPE_DESCRIPTIONS } from './decisions/scope-descriptions.js'
 export {
-  formatScopes,
   isScope,
   parseScopes,
   SCOPES,
   type Scope,
-  ScopeSet,
-  scopeSetOf,
+  type ScopeSet,
 } from './decisions/scopes.js'
 export {
   ConfigError,
@@ -92,40 +84,27 @@ export {
   type ExportRestrictionsInput,
   exportRestrictionsSchema,
 } from './restrictions/export-restrictions.js'
-export { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
 export { MemoryTokenStore, type MemoryTokenStoreOptions } from './tokens/memory-token-store.js'
 export {
-  BASE62_ALPHABET,
-  type FoundTokenValue,
-  findTokenValues,
   isWellFormedTokenValue,
-  TOKEN_PREFIXES,
   TOKEN_VALUE_LENGTH,
   type TokenKind,
-  tokenKindOf,
   tokenValueHint,
 } from './tokens/token-format.js'
-export { hashTokenValue, type TokenHashBackend, tokenHashBackend } from './tokens/token-hash.js'
+export { hashTokenValue, type TokenHashBackend } from './tokens/token-hash.js'
 export {
   checkTokenLifetime,
-  DAY_MS,
-  EXPIRING_SOON_MS,
   isExpiringSoon,
-  isLifetimeDays,
   MAX_TOKEN_LIFETIME_DAYS,
   TOKEN_LIFETIME_DAYS,
 } from './tokens/token-lifetime.js'
 export {
   type CreateApiTokenOptions,
   type CreatedToken,
-  type CreateOAuthTokenOptions,
   createApiToken,
-  createOAuthToken,
-  DEFAULT_OAUTH_TOKEN_TTL_MS,
   type ImportApiTokenOptions,
   importApiToken,
   MAX_REVOKED_REASON_LENGTH,
-  MAX_ROTATION_OVERLAP_MS,
   MAX_TOKEN_NAME_LENGTH,
   type RotateTokenOptions,
   renameToken,
@@ -135,13 +114,11 @@ export {
   type TokenRecord,
   type TokenScopesInput,
   type TokenStatus,
-  tokenRecordSchema,
   tokenStatus,
   tokenStatusOfHash,
   touchToken,
 } from './tokens/token-record.js'
 export {
-  EXPIRED_DISPLAY_MS,
   isRecentlyRevoked,
   isTokenRetained,
   REVOKED_DISPLAY_MS,

@@ -104,32 +104,33 @@ describe('src/ is grouped by concern, in layers', () => {
   })
 })
 
-// The reference server is a host: it reaches the library only through the package's entry points
-// (package.json `exports`), so what the conformance suite proves is what hosts get.
-const PUBLIC_ENTRY_POINTS = new Set(
-  [
-    'src/index.ts',
-    'src/oauth/index.ts',
-    'src/testing/index.ts',
-    'src/client.ts',
-    'adapters/express/index.ts',
-    'adapters/fastify/index.ts',
-    'adapters/hono/index.ts',
-    'adapters/redis/index.ts',
-    'src/openapi/index.ts',
-  ].map((entry) => join(root, entry)),
+// The reference server is a host: it imports the library by the package's names (package.json
+// `exports`), as a host writes them, never by a path into src/ or adapters/, so that what the
+// conformance suite proves is what hosts get.
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  name: string
+  exports: Record<string, unknown>
+}
+const PACKAGE_NAMES = new Set(
+  Object.keys(manifest.exports).map((subpath) =>
+    subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
+  ),
 )
 
 function privateImports(file: string, source: string): string[] {
   return [...source.matchAll(SPECIFIER)]
     .map((match) => match[1]!)
-    .filter((specifier) => specifier.startsWith('.'))
-    .map((specifier) => resolve(dirname(file), specifier).replace(/\.js$/, '.ts'))
-    .filter((target) => !target.startsWith(join(root, 'examples')) && !PUBLIC_ENTRY_POINTS.has(target))
-    .map((target) => relative(root, target))
+    .flatMap((specifier) => {
+      if (specifier.startsWith('.')) {
+        const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts')
+        return target.startsWith(join(root, 'examples')) ? [] : [relative(root, target)]
+      }
+      const ours = specifier === manifest.name || specifier.startsWith(`${manifest.name}/`)
+      return ours && !PACKAGE_NAMES.has(specifier) ? [specifier] : []
+    })
 }
 
-describe('examples/ imports the library only through its public entry points', () => {
+describe('examples/ imports the library only by the package names a host writes', () => {
   const files = sourceFiles(join(root, 'examples'))
 
   test.each(files.map((file) => [relative(root, file), file]))('%s', (_name, file) => {
@@ -141,5 +142,19 @@ describe('examples/ imports the library only through its public entry points', (
     const sample =
       "import { parseAddressRule } from '../../src/restrictions/ip-address.js'\nimport { x } from './flags.js'"
     expect(privateImports(file, sample)).toEqual(['src/restrictions/ip-address.ts'])
+  })
+
+  test('the check itself catches a path to an entry and a name the package does not export', () => {
+    const file = join(root, 'examples/server/app.ts')
+    const sample = [
+      "import { createAccessPolicy } from '../../src/index.js'",
+      "import { deny } from 'data-access-policy'",
+      "import { accessControl } from 'data-access-policy/hono'",
+      "import { decide } from 'data-access-policy/src/decisions/decide.js'",
+    ].join('\n')
+    expect(privateImports(file, sample)).toEqual([
+      'src/index.ts',
+      'data-access-policy/src/decisions/decide.js',
+    ])
   })
 })

@@ -8,8 +8,8 @@ import {
   createAccessPolicy,
   MemoryTokenStore,
   type TokenStore,
-} from '../../src/index.js'
-import type { OAuthStateStore } from '../../src/oauth/index.js'
+} from 'data-access-policy'
+import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
 import { leakReportRoutes } from './leaks/leak-reports.js'

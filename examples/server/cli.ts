@@ -3,7 +3,7 @@
  * stop, 2 for a bad flag or seed (one line naming the field and quoting the value), 1 when the
  * server cannot start for another reason (the port is taken, say).
  */
-import { ConfigError } from '../../src/index.js'
+import { ConfigError } from 'data-access-policy'
 import { parseCommandLine, USAGE } from './flags.js'
 import { readSecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import { DOCS_PATH, OPENAPI_PATH } from './openapi/reference-routes.js'

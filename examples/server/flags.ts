@@ -4,8 +4,8 @@
  */
 
 import { isIP } from 'node:net'
-import { parseRedisClusterUrl as parseClusterUrl } from '../../adapters/redis/index.js'
-import { ConfigError, MAX_TOKEN_LIFETIME_DAYS } from '../../src/index.js'
+import { ConfigError, MAX_TOKEN_LIFETIME_DAYS } from 'data-access-policy'
+import { parseRedisClusterUrl as parseClusterUrl } from 'data-access-policy/redis'
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
 import { DEFAULT_MAX_LIVE_TOKENS, MAX_LIVE_TOKENS_LIMIT } from './limits/abuse-limits.js'
 import { DEFAULT_IPV6_PREFIX } from './limits/networks.js'

@@ -4,7 +4,7 @@
  * out as an absolute URL derive from it — never from a request's `Host` header, which any client
  * sets as it likes.
  */
-import { ConfigError } from '../../src/index.js'
+import { ConfigError } from 'data-access-policy'
 import { quote } from './seed/messages.js'
 import { PagePaths } from './web/page-paths.js'
 

@@ -3,8 +3,8 @@
  * on a Redis server or Redis Cluster that several instances share (design §6, §9;
  * docs/deployment.md).
  */
-import type { TokenStore } from '../../src/index.js'
-import type { OAuthStateStore } from '../../src/oauth/index.js'
+import type { TokenStore } from 'data-access-policy'
+import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { reportError } from './app.js'
 import type { StoreOption } from './flags.js'
 import type { ReportReplayStore } from './leaks/report-replays.js'
@@ -56,7 +56,7 @@ export async function openSharedStores(
     { RedisPendingConsents },
     { RedisReportReplayStore },
   ] = await Promise.all([
-    import('../../adapters/redis/index.js'),
+    import('data-access-policy/redis'),
     import('./web/redis-sessions.js'),
     import('./limits/redis-rate-limits.js'),
     import('./oauth/redis-pending-consents.js'),

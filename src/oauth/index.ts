@@ -7,6 +7,12 @@
  * @packageDocumentation
  * @module data-access-policy/oauth
  */
+export { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from '../tokens/audience.js'
+export {
+  type CreateOAuthTokenOptions,
+  createOAuthToken,
+  DEFAULT_OAUTH_TOKEN_TTL_MS,
+} from '../tokens/token-record.js'
 export { buildRedirectUrl } from './build-redirect-url.js'
 export { calculatePkceChallenge } from './calculate-pkce-challenge.js'
 export {

@@ -5,18 +5,17 @@
 
 import {
   type AccessPolicy,
-  ANONYMOUS,
   compileExportRestrictions,
   createAccessPolicy,
   createApiToken,
-  createOAuthToken,
   deny,
   MemoryTokenStore,
   type Resource,
-  tokenHashBackend,
 } from 'data-access-policy'
 import { type AccessEnv, accessControl } from 'data-access-policy/hono'
 import { IntrospectionTokenStore } from 'data-access-policy/introspection'
+import { createOAuthToken } from 'data-access-policy/oauth'
+import { ANONYMOUS, tokenHashBackend } from 'data-access-policy/testing'
 import { type Context, Hono } from 'hono'
 import type { ConnInfo } from 'hono/conninfo'
 

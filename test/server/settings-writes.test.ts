@@ -13,7 +13,7 @@ import { DEMO_SEED } from '../../examples/server/seed/demo.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, type StartServerOptions, startServer } from '../../examples/server/server.js'
 import { expiryDateBounds, readNewToken } from '../../examples/server/web/token-form.js'
-import { DAY_MS } from '../../src/index.js'
+import { DAY_MS } from '../../src/testing/index.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 import { csrfOf, tokenValueOf, WebClient } from './web-client.js'
 

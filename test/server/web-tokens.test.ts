@@ -13,7 +13,8 @@ import { DEMO_SEED } from '../../examples/server/seed/demo.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
 import type { MemorySessionStore } from '../../examples/server/web/sessions.js'
-import { createOAuthToken, isWellFormedTokenValue, type TokenRecord } from '../../src/index.js'
+import { isWellFormedTokenValue, type TokenRecord } from '../../src/index.js'
+import { createOAuthToken } from '../../src/oauth/index.js'
 import { csrfOf, formOf, signIn, tokenValueOf, WebClient, type WebResponse } from './web-client.js'
 
 const servers = {} as Record<Framework, StartedServer>

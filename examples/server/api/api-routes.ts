@@ -4,7 +4,7 @@
  * only once the policy allowed, and data-content handlers declare the records they send so the
  * adapter can enforce export caps before the first byte.
  */
-import type { AccessPolicy, Operation, Principal } from '../../../src/index.js'
+import type { AccessPolicy, Operation, Principal } from 'data-access-policy'
 import { readJsonObject, unknownKey } from '../request/body.js'
 import { invalidParameter, json, notFound } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteAccess, RouteResult, RouteSet } from '../routes/route-set.js'

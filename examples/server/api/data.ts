@@ -9,7 +9,7 @@ import type {
   PublicDatasetLevel,
   PublicWorkflowLevel,
   WorkflowLevel,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import type { Seed } from '../seed/load.js'
 import type { SeedTable } from '../seed/schema.js'
 

@@ -13,7 +13,7 @@ import type {
   Principal,
   WorkflowLevel,
   WorkflowResource,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import type { DataModel, Dataset, Workflow } from './data.js'
 
 /**

@@ -4,9 +4,9 @@
  * Hono's defaults; `trust proxy` is the `--trust-proxy` list.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { deny } from 'data-access-policy'
+import { accessControl, requestOrigin } from 'data-access-policy/express'
 import express, { type Request, type RequestHandler, type Response } from 'express'
-import { accessControl, requestOrigin } from '../../../adapters/express/index.js'
-import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
 import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'

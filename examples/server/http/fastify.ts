@@ -4,9 +4,9 @@
  * and strictly about trailing slashes; `trustProxy` is the `--trust-proxy` list.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { deny } from 'data-access-policy'
+import { accessControl, requestOrigin } from 'data-access-policy/fastify'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
-import { accessControl, requestOrigin } from '../../../adapters/fastify/index.js'
-import { deny } from '../../../src/index.js'
 import type { App } from '../app.js'
 import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'

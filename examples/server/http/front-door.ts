@@ -13,7 +13,7 @@ import {
   type ServerResponse,
 } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { deny } from '../../../src/index.js'
+import { deny } from 'data-access-policy'
 import type { App } from '../app.js'
 import { LARGE_BODY_DEADLINE_MS } from '../request/body.js'
 import { isCanonicalTarget } from '../request/target.js'

@@ -8,7 +8,7 @@
  * policy's 400 for an `access_token` in a parsed form or JSON body next to the header.
  */
 
-import { deny, TokenStoreError } from '../../../src/index.js'
+import { deny, TokenStoreError } from 'data-access-policy'
 import {
   BodyReadTimeoutError,
   BodyTooLargeError,

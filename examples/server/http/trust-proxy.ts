@@ -4,7 +4,7 @@
  * compiled once by the library's `compileTrustProxy` (the strict address parser of allow-lists) into
  * the function Express's `trust proxy`, Fastify's `trustProxy` and the Hono adapter all use.
  */
-import { ConfigError, compileTrustProxy, type TrustFunction } from '../../../src/index.js'
+import { ConfigError, compileTrustProxy, type TrustFunction } from 'data-access-policy'
 
 /** Nobody is trusted, or these peers are. */
 export type TrustProxy = false | readonly string[]

@@ -26,7 +26,7 @@ import {
   revokeToken,
   type TokenStore,
   tokenStatusOfHash,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import {
   BodyReadersBusyError,
   BodyTooLargeError,

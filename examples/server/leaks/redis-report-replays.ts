@@ -3,13 +3,14 @@
  * report, so every instance sharing the store refuses a replay, and Redis forgets it after the
  * window. A Redis failure rejects: the report is answered 503 and GitHub sends it again.
  */
+
+import { TokenStoreError } from 'data-access-policy'
 import {
   closeRedisConnection,
   openRedisConnection,
   type RedisConnection,
   redisReady,
-} from '../../../adapters/redis/index.js'
-import { TokenStoreError } from '../../../src/index.js'
+} from 'data-access-policy/redis'
 import type { ReportReplayStore } from './report-replays.js'
 
 const COMMAND_TIMEOUT_MS = 500

@@ -11,7 +11,7 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { ConfigError } from '../../../src/index.js'
+import { ConfigError } from 'data-access-policy'
 import { quote } from '../seed/messages.js'
 
 /** The verification keys by their identifier (`Github-Public-Key-Identifier`). */

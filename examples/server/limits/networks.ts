@@ -5,7 +5,7 @@
  * (IPv4-mapped IPv6 is IPv4). Addresses are read with the library's strict parser; anything it
  * refuses counts as one shared "unknown" client, which fails closed.
  */
-import { DEFAULT_IPV6_NETWORK_PREFIX, networkOfAddress } from '../../../src/index.js'
+import { DEFAULT_IPV6_NETWORK_PREFIX, networkOfAddress } from 'data-access-policy'
 
 /** IPv6 addresses share their limits per network of this prefix length by default. */
 export const DEFAULT_IPV6_PREFIX = DEFAULT_IPV6_NETWORK_PREFIX

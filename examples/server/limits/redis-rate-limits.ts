@@ -8,13 +8,13 @@
  * rather than let the request through unlimited.
  */
 import { randomBytes } from 'node:crypto'
+import { TokenStoreError } from 'data-access-policy'
 import {
   closeRedisConnection,
   openRedisConnection,
   type RedisConnection,
   redisReady,
-} from '../../../adapters/redis/index.js'
-import { TokenStoreError } from '../../../src/index.js'
+} from 'data-access-policy/redis'
 import type { Hit, RateLimitStore } from './rate-limits.js'
 
 // KEYS: the window, a hash { n: count, w: the window's id }. ARGV: the window in ms, an id for a

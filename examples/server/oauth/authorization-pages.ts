@@ -8,14 +8,14 @@
  * a valid request reaches sign-in and then the consent page.
  */
 import { createHash } from 'node:crypto'
-import { DEFAULT_OAUTH_TOKEN_TTL_MS } from '../../../src/index.js'
 import {
   buildRedirectUrl,
+  DEFAULT_OAUTH_TOKEN_TTL_MS,
   decideDeviceAuthorization,
   issueAuthorizationCode,
   OAuthError,
   validateAuthorizationRequest,
-} from '../../../src/oauth/index.js'
+} from 'data-access-policy/oauth'
 import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'

@@ -16,7 +16,7 @@ import {
   type LookupClient,
   type OAuthClient,
   type OAuthParams,
-} from '../../../src/oauth/index.js'
+} from 'data-access-policy/oauth'
 import { verifyPasswordFor } from '../limits/password-hash.js'
 import type { SeedOAuthClient } from '../seed/load.js'
 

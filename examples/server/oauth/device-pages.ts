@@ -10,7 +10,7 @@
  * before the code is looked up, so that a parallel burst cannot have more codes checked than that.
  */
 // The core's failure window: the lock's Retry-After is at most that long.
-import { USER_CODE_FAILURE_WINDOW_MS, verifyUserCode } from '../../../src/oauth/index.js'
+import { USER_CODE_FAILURE_WINDOW_MS, verifyUserCode } from 'data-access-policy/oauth'
 import { waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'

@@ -7,8 +7,8 @@
  * at the path-inserted one (`/.well-known/oauth-authorization-server/dap`), which is where RFC 8414
  * §3.1 and RFC 9728 §3.1 clients look; a proxy in front of the server forwards that path unchanged.
  */
-import { SCOPES } from '../../../src/index.js'
-import { DEVICE_CODE_GRANT_TYPE } from '../../../src/oauth/index.js'
+import { SCOPES } from 'data-access-policy'
+import { DEVICE_CODE_GRANT_TYPE } from 'data-access-policy/oauth'
 import { API_PREFIX } from '../api/api-routes.js'
 import type { PublicOrigin } from '../public-origin.js'
 import { json } from '../routes/http-result.js'

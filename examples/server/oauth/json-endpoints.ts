@@ -12,7 +12,7 @@ import {
   type OAuthEndpointResponse,
   OAuthError,
   type OAuthParams,
-} from '../../../src/oauth/index.js'
+} from 'data-access-policy/oauth'
 import type { LimitName } from '../limits/abuse-limits.js'
 import { BodyTooLargeError } from '../request/body.js'
 import { json } from '../routes/http-result.js'

@@ -4,7 +4,7 @@
  * `OAuthParams`; the core then reads each parameter (a repeated one, or a JSON value that is not a
  * string, is its `invalid_request`).
  */
-import { OAuthError, type OAuthParams } from '../../../src/oauth/index.js'
+import { OAuthError, type OAuthParams } from 'data-access-policy/oauth'
 
 type Params = Record<string, string | string[] | undefined>
 

@@ -3,8 +3,8 @@
  * refresh tokens), the API's token store (so an issued token authenticates at once), the pages'
  * context (sessions, sign-in, CSRF), the pending consents and the clock.
  */
-import type { TokenStore } from '../../../src/index.js'
-import { MemoryOAuthStateStore, type OAuthStateStore } from '../../../src/oauth/index.js'
+import type { TokenStore } from 'data-access-policy'
+import { MemoryOAuthStateStore, type OAuthStateStore } from 'data-access-policy/oauth'
 import type { AbuseGuard } from '../limits/abuse-limits.js'
 import type { PublicOrigin } from '../public-origin.js'
 import type { SeedOAuthClient } from '../seed/load.js'

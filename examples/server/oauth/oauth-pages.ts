@@ -3,8 +3,8 @@
  * that cannot be sent back, the consent page both flows share, and the device verification pages.
  * Every outside string is escaped; every form carries a CSRF token.
  */
-import { SCOPE_DESCRIPTIONS, type Scope } from '../../../src/index.js'
-import type { OAuthError } from '../../../src/oauth/index.js'
+import { SCOPE_DESCRIPTIONS, type Scope } from 'data-access-policy'
+import type { OAuthError } from 'data-access-policy/oauth'
 import type { ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { csrfField, csrfInput } from '../web/csrf.js'
 import { escapeHtml, pageHref, renderPage, type SignedInHeader } from '../web/html.js'

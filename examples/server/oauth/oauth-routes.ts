@@ -19,7 +19,7 @@
  * endpoints a 400 `invalid_request` (../web/https-only.ts). docs/oauth.md describes the flows for
  * users of the server.
  */
-import { OAuthError } from '../../../src/oauth/index.js'
+import { OAuthError } from 'data-access-policy/oauth'
 import { json } from '../routes/http-result.js'
 import type { Route, RouteResult, RouteSet } from '../routes/route-set.js'
 import { httpsOnly } from '../web/https-only.js'

@@ -13,7 +13,7 @@
  * `reason: 'grant'`) until they end, so that strangers entering someone's code neither push out the
  * page its owner opened nor pile up entries. Creating one takes constant time.
  */
-import type { AuthorizationRequest, DeviceGrantSummary } from '../../../src/oauth/index.js'
+import type { AuthorizationRequest, DeviceGrantSummary } from 'data-access-policy/oauth'
 import { randomToken } from '../web/sessions.js'
 import type { ClientIdentity } from './client-registry.js'
 

@@ -9,15 +9,15 @@
  * slot's; the scripts touch one key each, so a cluster serves them as one server would.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { z } from 'zod'
+import { parseScopes, TokenStoreError } from 'data-access-policy'
 import {
   closeRedisConnection as closeConnection,
   openRedisConnection as openConnection,
   type RedisConnection,
   type RedisTarget,
   redisReady as whenReady,
-} from '../../../adapters/redis/index.js'
-import { parseScopes, TokenStoreError } from '../../../src/index.js'
+} from 'data-access-policy/redis'
+import { z } from 'zod'
 import { sessionKey } from '../web/sessions.js'
 import {
   CONSENT_TTL_MS,

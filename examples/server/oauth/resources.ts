@@ -4,7 +4,7 @@
  * show. A new endpoint of this server with tokens of its own (a later `/mcp`) is one more entry of
  * {@link OWN_RESOURCES}.
  */
-import type { KnownResources } from '../../../src/oauth/index.js'
+import type { KnownResources } from 'data-access-policy/oauth'
 import { API_PREFIX } from '../api/api-routes.js'
 import type { PublicOrigin } from '../public-origin.js'
 import type { SeedResource } from '../seed/schema.js'

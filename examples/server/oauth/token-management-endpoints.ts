@@ -9,7 +9,7 @@ import {
   handleRevocationRequest,
   type OAuthEndpointResponse,
   type OAuthParams,
-} from '../../../src/oauth/index.js'
+} from 'data-access-policy/oauth'
 import type { LimitCheck } from '../limits/abuse-limits.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { OAUTH_REALM, overLimit, readRequest, respond, tooManyRequests } from './json-endpoints.js'

@@ -16,7 +16,7 @@ import {
   type RouteRequirement,
   type SecuritySchemeObject,
   securitySchemes,
-} from '../../../src/openapi/index.js'
+} from 'data-access-policy/openapi'
 import type { Route, RouteSet } from '../routes/route-set.js'
 import {
   API_ROUTE_DOCS,

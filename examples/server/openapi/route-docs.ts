@@ -6,7 +6,7 @@
  * (security, 401/403/404/503) stays with `data-access-policy/openapi`; this is only what the
  * server's handlers add, and test/server/openapi.test.ts compares it with real answers.
  */
-import { PUBLIC_DATASET_LEVELS } from '../../../src/index.js'
+import { PUBLIC_DATASET_LEVELS } from 'data-access-policy'
 import { API_PREFIX } from '../api/api-routes.js'
 import { MEMBER_STATUSES } from '../api/data.js'
 import { DEFAULT_MAX_RESULTS, MAX_MAX_RESULTS } from '../api/listing.js'

@@ -5,7 +5,7 @@
  * reading the API's policy uses too.
  */
 import type { IncomingMessage } from 'node:http'
-import type { Principal } from '../../../src/index.js'
+import type { Principal } from 'data-access-policy'
 import type { ApiRequest } from '../routes/route-set.js'
 import { parseCookies } from './cookies.js'
 import { queryOf } from './target.js'

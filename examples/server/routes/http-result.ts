@@ -3,7 +3,7 @@
  * it raises itself, in the same `{"error":{status,message,code}}` shape plus a `detail` for the
  * caller. Pure functions; bindings serialize the result.
  */
-import { type Deny, deny } from '../../../src/index.js'
+import { type Deny, deny } from 'data-access-policy'
 import type { ResponseHeaders, RouteResult } from './route-set.js'
 
 /** The content type of every JSON answer. */

@@ -6,7 +6,7 @@
  * workspace settings, OAuth), which are routes without `access`.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import type { Deny, Operation, Principal, Resource } from '../../../src/index.js'
+import type { Deny, Operation, Principal, Resource } from 'data-access-policy'
 
 /** What a handler may read from a request, whatever the framework. */
 export interface ApiRequest {

@@ -4,7 +4,7 @@
  * of each token value. Nothing returned from here contains a secret.
  */
 import { readFile } from 'node:fs/promises'
-import { ConfigError, importApiToken, revokeToken, type TokenRecord } from '../../../src/index.js'
+import { ConfigError, importApiToken, revokeToken, type TokenRecord } from 'data-access-policy'
 import { hashPassword } from '../limits/password-hash.js'
 import { quote } from './messages.js'
 import { parseSeed, type SeedSpec } from './schema.js'

@@ -5,8 +5,9 @@
  * field and says what is wrong; for a token value it shows at most the hint the token list shows
  * (`dap_…VPIp`: the prefix, "…" and the last four characters).
  */
+
+import { ConfigError, type ConfigPath } from 'data-access-policy'
 import type { z } from 'zod'
-import { ConfigError, type ConfigPath } from '../../../src/index.js'
 
 const MAX_QUOTED_LENGTH = 80
 

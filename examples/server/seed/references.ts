@@ -3,7 +3,7 @@
  * handles exist and are unique, names are unique per owner, tables are consistent, token scopes are
  * known and token values are not reused.
  */
-import { type ConfigPath, parseScopes, ScopeError } from '../../../src/index.js'
+import { type ConfigPath, parseScopes, ScopeError } from 'data-access-policy'
 import { quote } from './messages.js'
 import type { SeedShape } from './shapes.js'
 

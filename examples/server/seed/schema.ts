@@ -13,7 +13,7 @@ import {
   parseScopes,
   type Scope,
   type WorkflowLevel,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import { shapeError } from './messages.js'
 import { crossCheck } from './references.js'
 import { seedShape } from './shapes.js'

@@ -3,18 +3,18 @@
  * a message that quotes the bad value (never a secret). What refers to what is checked afterwards,
  * in seed/references.ts.
  */
-import { z } from 'zod'
+
 import {
   DATASET_LEVELS,
   exportRestrictionsSchema,
-  isResourceIdentifier,
   isWellFormedTokenValue,
   PUBLIC_DATASET_LEVELS,
   PUBLIC_WORKFLOW_LEVELS,
-  RESOURCE_IDENTIFIER_RULE,
   TOKEN_VALUE_LENGTH,
   WORKFLOW_LEVELS,
-} from '../../../src/index.js'
+} from 'data-access-policy'
+import { isResourceIdentifier, RESOURCE_IDENTIFIER_RULE } from 'data-access-policy/oauth'
+import { z } from 'zod'
 import { quote, tokenValueHint } from './messages.js'
 
 // Handles, dataset, workflow and table names appear as URL path segments: keeping them to

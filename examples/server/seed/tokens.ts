@@ -1,5 +1,5 @@
 /** Putting the seed's tokens into a token store, memory or shared (`--store`). */
-import { revokeToken, type TokenRecord, type TokenStore, TokenStoreError } from '../../../src/index.js'
+import { revokeToken, type TokenRecord, type TokenStore, TokenStoreError } from 'data-access-policy'
 
 /** Options of {@link loadSeedTokens}. */
 export interface LoadSeedTokensOptions {

@@ -9,7 +9,7 @@
  * The one place this rule lives: pages wrap their routes with {@link httpsOnly}; the OAuth JSON
  * endpoints, which answer in OAuth's own error shape, ask {@link isTransportAcceptable}.
  */
-import { isSecureTransport } from '../../../src/index.js'
+import { isSecureTransport } from 'data-access-policy'
 import type { ApiRequest, Route, RouteResult } from '../routes/route-set.js'
 import { messagePage, renderPage } from './html.js'
 import type { PagePaths } from './page-paths.js'

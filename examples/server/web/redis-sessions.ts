@@ -6,15 +6,15 @@
  * more key, created once by whichever instance starts first.
  */
 import { randomBytes } from 'node:crypto'
-import { z } from 'zod'
+import { TokenStoreError } from 'data-access-policy'
 import {
   closeRedisConnection as closeConnection,
   openRedisConnection as openConnection,
   type RedisConnection,
   type RedisTarget,
   redisReady as whenReady,
-} from '../../../adapters/redis/index.js'
-import { TokenStoreError } from '../../../src/index.js'
+} from 'data-access-policy/redis'
+import { z } from 'zod'
 import {
   newSession,
   SESSION_ABSOLUTE_MS,

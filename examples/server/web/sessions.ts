@@ -8,7 +8,7 @@
  * started on one instance is valid on all and a sign-out on one ends it on all.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { isSecureTransport } from '../../../src/index.js'
+import { isSecureTransport } from 'data-access-policy'
 import { type CookieOptions, serializeCookie } from '../request/cookies.js'
 import type { ApiRequest } from '../routes/route-set.js'
 

@@ -8,14 +8,14 @@
  * next to it.
  */
 import {
-  DAY_MS,
   isScope,
   MAX_TOKEN_NAME_LENGTH,
   SCOPES,
   type Scope,
   TOKEN_LIFETIME_DAYS,
   type TokenRecord,
-} from '../../../src/index.js'
+} from 'data-access-policy'
+import { DAY_MS } from './days.js'
 
 /** The form fields, by their names in the pages' forms. */
 export type TokenField = 'name' | 'scopes' | 'lifetime' | 'expiresAt'

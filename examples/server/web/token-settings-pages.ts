@@ -6,16 +6,16 @@
  * value appears on exactly one page, {@link createdTokenPage}, which nothing stores.
  */
 import {
-  DAY_MS,
   isExpiringSoon,
   REVOKED_DISPLAY_MS,
   SCOPE_DESCRIPTIONS,
   SCOPES,
   type Scope,
   type TokenRecord,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import type { RouteResult } from '../routes/route-set.js'
 import { csrfField } from './csrf.js'
+import { DAY_MS } from './days.js'
 import { escapeHtml } from './escape-html.js'
 import { pageHref, renderPage } from './html.js'
 import type { PagePaths } from './page-paths.js'

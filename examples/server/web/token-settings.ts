@@ -45,7 +45,7 @@ import {
   type TokenRecord,
   type TokenStore,
   TokenStoreError,
-} from '../../../src/index.js'
+} from 'data-access-policy'
 import { type AbuseGuard, DEFAULT_MAX_LIVE_TOKENS, waitInWords } from '../limits/abuse-limits.js'
 import { readForm } from '../request/form.js'
 import { redirect } from '../routes/http-result.js'
