@@ -1,5 +1,5 @@
 /**
- * Shared stores on Redis for a service that runs on several instances (design §6): the token store
+ * Shared stores on Redis for a service that runs on several instances (docs/deployment.md): the token store
  * with its invalidated per-instance cache, and the OAuth state store. Needs the optional peer
  * dependency `ioredis` (5.x). The connection helpers open a connection with the stores' fail-closed
  * settings (no offline queue, bounded command timeouts, cluster slot refresh), for a host's own

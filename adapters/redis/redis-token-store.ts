@@ -35,7 +35,7 @@ function compareByCreation(a: TokenRecord, b: TokenRecord): number {
 }
 
 /**
- * A {@link TokenStore} on a Redis server shared by every instance of a service (design §6).
+ * A {@link TokenStore} on a Redis server shared by every instance of a service (docs/deployment.md).
  *
  * Records live under the SHA-256 of their value (never the value); an id index and a per-owner
  * index serve the settings pages. Every key ends with its record (`tokenRetainUntil`: as long as

@@ -1,12 +1,12 @@
 /**
- * Sign-in and sign-out pages (README.md, "Pages: sign-in and workspace settings"): `GET /signin`, `POST /signin` (fields `handle`,
- * `password`, `next`, `csrf_token`), `POST /signout` (field `csrf_token`). Credentials are the
- * seed's users, checked with scrypt; attempts are limited per network, per (handle, network), and
- * per handle from every network together — except from a browser holding the handle's device
- * cookie (device-cookies.ts), issued by each successful sign-in, so that nobody can lock a user out
- * of the browsers they use (limits/abuse-limits.ts). A successful sign-in always starts a new
- * session (a fixed id planted before sign-in is never promoted). Over plain HTTP from another
- * machine every route is the 403 page of https-only.ts.
+ * Sign-in and sign-out pages (README.md, "Pages: sign-in and workspace settings"): `GET /signin`,
+ * `POST /signin` (fields `handle`, `password`, `next`, `csrf_token`), `POST /signout` (field
+ * `csrf_token`). Credentials are the seed's users, checked with scrypt; attempts are limited per
+ * network, per (handle, network), and per handle from every network together — except from a
+ * browser holding the handle's device cookie (device-cookies.ts), issued by each successful
+ * sign-in, so that nobody can lock a user out of the browsers they use (limits/abuse-limits.ts). A
+ * successful sign-in always starts a new session (a fixed id planted before sign-in is never
+ * promoted). Over plain HTTP from another machine every route is the 403 page of https-only.ts.
  */
 
 import { type AbuseGuard, type LimitCheck, waitInWords } from '../limits/abuse-limits.js'
