@@ -1,5 +1,5 @@
 /**
- * The command line of the reference server (design §9). Every problem is a {@link ConfigError}
+ * The command line of the reference server (README.md, "Flags"). Every problem is a {@link ConfigError}
  * naming the flag and quoting the value, which main.ts prints as one line before exiting with 2.
  */
 
@@ -49,7 +49,7 @@ export type CommandLine = { readonly help: true } | { readonly help: false; read
 /** The `--help` text. */
 export const USAGE = `Usage: npm start -- [options]
 
-Runs the reference data-access server (design §9) on the embedded demo seed or a seed file.
+Runs the reference data-access server on the embedded demo seed or a seed file.
 
 Options:
   --seed FILE             JSON seed (users, organizations, datasets, workflows, tokens, clients);

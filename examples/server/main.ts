@@ -1,4 +1,4 @@
-/** `npm start`: the reference data-access server (design §9). See README.md and `--help`. */
+/** `npm start`: the reference data-access server. See README.md and `--help`. */
 import { main } from './cli.js'
 
 main(process.argv.slice(2)).catch((error: unknown) => {

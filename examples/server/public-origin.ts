@@ -1,5 +1,5 @@
 /**
- * The server's externally visible origin (design §9): `--public-url` when given, else the address
+ * The server's externally visible origin (README.md, "Flags"): `--public-url` when given, else the address
  * it listens on. OAuth metadata's `issuer`, `verification_uri` and anything else the server hands
  * out as an absolute URL derive from it — never from a request's `Host` header, which any client
  * sets as it likes.

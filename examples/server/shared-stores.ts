@@ -1,7 +1,7 @@
 /**
  * Where the server keeps tokens and OAuth state (`--store`): in process memory (one instance), or
- * on a Redis server or Redis Cluster that several instances share (design §6, §9;
- * docs/deployment.md).
+ * on a Redis server or Redis Cluster that several instances share
+ * (docs/deployment.md).
  */
 import type { TokenStore } from 'data-access-policy'
 import type { OAuthStateStore } from 'data-access-policy/oauth'

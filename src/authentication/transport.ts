@@ -26,8 +26,8 @@ export interface TransportFacts {
 }
 
 /**
- * The transport rule for anything that carries credentials (design §4): HTTPS, or plain HTTP from
- * a loopback client (a developer's own machine). The API's policy applies it before
+ * The transport rule for anything that carries credentials (docs/authentication.md): HTTPS, or
+ * plain HTTP from a loopback client (a developer's own machine). The API's policy applies it before
  * authentication; a host's sign-in or settings pages should ask the same question.
  *
  * @example

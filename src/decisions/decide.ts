@@ -37,8 +37,8 @@ const EXPORT_RESTRICTED = deny('export_restricted')
 // literals: V8 compares an interned constant by identity. The cases spell out levels.ts's lists and
 // OPERATION_NAMES; tests check that they cover exactly those lists, in order. Cases read from the
 // lists (`case DATASET_LEVELS[0]:`) cost a load and a full string compare each in the bundle hosts
-// run, where esbuild turns a module's top-level `const` into a `var`: 72 → 26 ns a decision on the
-// built package (bench/decision-mix.ts, its uncapped requests). Anything else is undefined, which
+// run, where esbuild turns a module's top-level `const` into a `var`: a gain measured on the built
+// package by bench/decision-mix.ts (its uncapped requests). Anything else is undefined, which
 // every caller treats as a denial.
 function datasetRank(level: unknown): number | undefined {
   switch (level) {
@@ -159,7 +159,8 @@ export function compiledOperation(operation: unknown): CompiledOperation | undef
 }
 
 /**
- * Decides whether `principal` may perform `operation` on `resource` (design §3, §5).
+ * Decides whether `principal` may perform `operation` on `resource` (docs/concepts.md,
+ * docs/decision-tables.md).
  * Synchronous and pure; anything it cannot evaluate is a denial.
  *
  * For datasets and workflows, `effective = max(public level, min(user level, scope ceiling))`:
@@ -241,7 +242,7 @@ function decideExport(
   // size is checked even when none is declared: a cap of 0 blocks every export outright.
   if (!permitsExport(restrictions, request?.clientAddress, request?.size)) return EXPORT_RESTRICTED
   // An allow under caps depends on the operation and the restrictions alone (both immutable): made
-  // once per pair and shared, an allowed export allocates nothing (290 → 43 ns a capped export).
+  // once per pair and shared, an allowed export allocates nothing, a gain measured by `npm run bench`.
   return compiled.cappedAllows.get(restrictions) ?? cappedAllow(compiled, restrictions)
 }
 
@@ -274,7 +275,7 @@ function decideOrganization(
   // resolver's answer), so no scope check can reveal more than the host already does.
   if (!resource.administered) return INSUFFICIENT_ACCESS
   // The family's ceiling against the need's rank, as for datasets and workflows: no Map lookup of
-  // the scope's bit (25 → 18 ns an organization decision).
+  // the scope's bit, a gain measured on organization decisions by `npm run bench`.
   return scopes.organizationCeiling >= compiled.needRank ? compiled.allow : compiled.scopeDenial
 }
 

@@ -14,7 +14,7 @@ export interface ExportMeter {
 }
 
 /**
- * Creates a meter for one response of an allowed data-content operation (design §5).
+ * Creates a meter for one response of an allowed data-content operation (docs/export-restrictions.md).
  * Per request, not cumulative: every response starts from zero.
  *
  * @example

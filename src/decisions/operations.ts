@@ -7,7 +7,7 @@ export type OperationNeed =
   | { readonly kind: 'workflow'; readonly level: Exclude<WorkflowLevel, 'none'> }
   | { readonly kind: 'organization'; readonly scope: 'organization.read' | 'organization.write' }
 
-/** One entry of the operation catalogue (design §3). */
+/** One entry of the operation catalogue (docs/concepts.md). */
 export interface OperationSpec {
   /** What the caller must hold. */
   readonly need: OperationNeed
@@ -17,7 +17,7 @@ export interface OperationSpec {
 
 /**
  * The operation catalogue: every operation the policy decides, with what it needs and whether its
- * response carries data content. Names are the reference names of design §3.
+ * response carries data content. Names are the reference names of docs/concepts.md.
  */
 export const OPERATIONS = {
   'dataset.list': { need: { kind: 'dataset', level: 'overview' }, dataContent: false },

@@ -1,9 +1,9 @@
 import type { Scope } from './scopes.js'
 
 /**
- * What each scope grants: the "Grants" column of the contract's scope table (contract §2), word for
- * word, so that a token form, a consent page and an API description all promise what the contract
- * does.
+ * What each scope grants: the "Grants" column of the contract's scope table (docs/concepts.md,
+ * "Scopes"), word for word, so that a token form, a consent page and an API description all promise
+ * what the contract does.
  *
  * @example
  * SCOPE_DESCRIPTIONS['data.metadata'] // 'Metadata access to datasets whose metadata …'

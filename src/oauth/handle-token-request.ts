@@ -41,7 +41,7 @@ export type HandleTokenRequestOptions = {
   readonly now: number
   /** The request's `Authorization` header, for `client_secret_basic`. */
   readonly authorization?: string | undefined
-  /** Access-token lifetime; one hour by default (design §6). */
+  /** Access-token lifetime; one hour by default (docs/tokens.md). */
   readonly accessTokenTtlMs?: number
   /** Refresh-token lifetime, renewed at each rotation; 30 days by default. */
   readonly refreshTokenTtlMs?: number

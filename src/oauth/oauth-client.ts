@@ -18,7 +18,7 @@ export type OAuthClient = {
   readonly secretHash?: string
   /** Redirect URIs, compared exactly; loopback ones may vary the port (RFC 8252 §7.3). */
   readonly redirectUris: readonly string[]
-  /** Whether the client receives refresh tokens (offline access, contract §5). */
+  /** Whether the client receives refresh tokens (offline access, docs/oauth.md). */
   readonly offline: boolean
   /** A display name for the consent page. */
   readonly name?: string

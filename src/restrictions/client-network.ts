@@ -1,8 +1,9 @@
 /**
- * The network a client address belongs to, as the limits count it (design §13): an IPv4 client is
- * its own address, an IPv6 client its /64 (one subscriber's prefix: a host picks any address in it
- * at will, so counting addresses there would count nothing). Shown beside a token's last use and
- * used as the key of per-network limits; one definition, so both agree on what a network is.
+ * The network a client address belongs to, as the limits count it (docs/architecture.md, "Limits"):
+ * an IPv4 client is its own address, an IPv6 client its /64 (one subscriber's prefix: a host picks
+ * any address in it at will, so counting addresses there would count nothing). Shown beside a
+ * token's last use and used as the key of per-network limits; one definition, so both agree on what
+ * a network is.
  */
 import { formatAddress, parseClientAddress, wordsToBigInt } from './ip-address.js'
 

@@ -40,7 +40,7 @@ function resolveSha256(): ResolvedSha256 {
     // A runtime whose probe throws has no node:crypto to offer; the pure path serves.
   }
   const hash = nodeCrypto?.hash
-  // One-shot `crypto.hash` is about twice as fast as `createHash` for inputs this small (design §11).
+  // One-shot `crypto.hash` beats `createHash` for inputs this small (docs/performance.md).
   // Stryker disable next-line ConditionalExpression,StringLiteral,BlockStatement: equivalent because createHash below gives the same digest under the same backend; this is the faster path
   if (typeof hash === 'function') {
     return { backend: 'node:crypto', sha256Hex: (value) => hash('sha256', value, 'hex') }

@@ -1,5 +1,6 @@
 /**
- * The data-access API of design §9, as neutral routes (routes/route-set.ts), all under `/api/v1` and all
+ * The data-access API of the reference server (README.md, "Routes"), as neutral routes
+ * (routes/route-set.ts), all under `/api/v1` and all
  * behind the library: each route names its operation and describes its resource; handlers run
  * only once the policy allowed, and data-content handlers declare the records they send so the
  * adapter can enforce export caps before the first byte.
@@ -26,7 +27,7 @@ export interface ApiContext {
   readonly policy: AccessPolicy
 }
 
-/** The path prefix of the API (contract §9). */
+/** The path prefix of every API route (README.md, "Routes"). */
 export const API_PREFIX = '/api/v1'
 
 const DESCRIPTION_DETAIL = `the body must be {"description": text of at most ${MAX_TEXT_LENGTH} characters}`
@@ -37,45 +38,50 @@ function param(request: ApiRequest, name: string): string {
   return request.params[name] ?? ''
 }
 
-/**
- * Builds the API route set.
- *
- * @example
- * const routes = apiRoutes({ model: new DataModel(seed), policy })
- */
-export function apiRoutes(context: ApiContext): RouteSet {
-  const { model, policy } = context
+// A route's handler over the context it runs in.
+type ApiHandler = (context: ApiContext, request: ApiRequest) => Promise<RouteResult>
 
-  const datasetOf = (request: ApiRequest): Dataset | undefined =>
-    model.dataset(param(request, 'owner'), param(request, 'name'))
+function datasetOf(model: DataModel, request: ApiRequest): Dataset | undefined {
+  return model.dataset(param(request, 'owner'), param(request, 'name'))
+}
 
-  const dataset = (operation: Operation): RouteAccess => ({
+function datasetAccess(model: DataModel, operation: Operation): RouteAccess {
+  return {
     operation,
     resource: (request: ApiRequest) => {
-      const found = datasetOf(request)
+      const found = datasetOf(model, request)
       return found && describeDataset(model, found, request.principal)
     },
-  })
+  }
+}
 
-  const workflow = (operation: 'workflow.read' | 'workflow.run') => ({
+function workflowAccess(model: DataModel, operation: 'workflow.read' | 'workflow.run'): RouteAccess {
+  return {
     operation,
     resource: (request: ApiRequest) => {
       const found = model.workflow(param(request, 'owner'), param(request, 'name'))
       return found && describeWorkflow(model, found, request.principal)
     },
-  })
+  }
+}
 
-  const organization = (operation: 'organization.read' | 'organization.write') => ({
+function organizationAccess(
+  model: DataModel,
+  operation: 'organization.read' | 'organization.write',
+): RouteAccess {
+  return {
     operation,
     resource: (request: ApiRequest) => {
       const handle = param(request, 'org')
       return model.organization(handle) && describeOrganization(model, handle, request.principal)
     },
-  })
+  }
+}
 
-  // The listing filters with the very call that guards a single dataset, `dataset.list` deciding
-  // exactly like `dataset.overview`, so a listing can never show what a direct request would hide.
-  const list = (kind: OwnerKind, key: string) => async (request: ApiRequest) => {
+// The listing filters with the very call that guards a single dataset, `dataset.list` deciding
+// exactly like `dataset.overview`, so a listing can never show what a direct request would hide.
+function listDatasets(kind: OwnerKind, key: string): ApiHandler {
+  return async ({ model, policy }, request) => {
     const owner = param(request, key)
     const principal = request.principal
     if (principal === undefined || model.ownerKind(owner) !== kind) return notFound()
@@ -97,128 +103,171 @@ export function apiRoutes(context: ApiContext): RouteSet {
       nextPageToken: page.nextPageToken,
     })
   }
+}
 
+async function showOverview({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  return withDataset(datasetOf(model, request), (found) => json(overviewOf(found)))
+}
+
+async function updateDescription({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const found = datasetOf(model, request)
+  if (found === undefined) return notFound()
+  const description = await readOneField(request, 'description', isDescription, DESCRIPTION_DETAIL)
+  if (!description.ok) return description.result
+  found.description = description.value
+  return json(overviewOf(found))
+}
+
+async function showMetadata({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  return withDataset(datasetOf(model, request), (found) =>
+    json({
+      tables: found.tables.map((table) => ({
+        name: table.name,
+        variables: table.variables,
+        numRows: table.rows.length,
+      })),
+    }),
+  )
+}
+
+async function readRows({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const table = datasetOf(model, request)?.tables.find((each) => each.name === param(request, 'table'))
+  if (table === undefined) return notFound()
+  const maxResults = parseMaxResults(request.query)
+  if (!maxResults.ok) return maxResults.result
+  const rows = table.rows.slice(0, maxResults.value ?? DEFAULT_MAX_RESULTS)
+  return data('application/json; charset=utf-8', JSON.stringify({ rows }), rows.length)
+}
+
+async function createExport({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const found = datasetOf(model, request)
+  if (found === undefined) return notFound()
+  const name = await readOneField(request, 'table', isString, EXPORT_DETAIL)
+  if (!name.ok) return name.result
+  const table = found.tables.find((each) => each.name === name.value)
+  if (table === undefined) return notFound()
+  return data('text/csv; charset=utf-8', tableToCsv(table), table.rows.length)
+}
+
+async function releaseVersion({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  return withDataset(datasetOf(model, request), (found) => {
+    found.versions += 1
+    return json({ version: found.versions }, 201)
+  })
+}
+
+async function showWorkflow({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const found = model.workflow(param(request, 'owner'), param(request, 'name'))
+  return found === undefined ? notFound() : json({ owner: found.owner, name: found.name })
+}
+
+async function runWorkflow({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const found = model.workflow(param(request, 'owner'), param(request, 'name'))
+  if (found === undefined) return notFound()
+  found.runs += 1
+  return json({ run: { id: `run-${found.runs}`, status: 'queued' } }, 202)
+}
+
+async function showOrganization({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const found = model.organization(param(request, 'org'))
+  if (found === undefined) return notFound()
+  return json({
+    handle: found.handle,
+    admins: [...found.admins],
+    members: [...found.members].map(([user, status]) => ({ user, status })),
+  })
+}
+
+async function setMemberStatus({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
+  const found = model.organization(param(request, 'org'))
+  const user = param(request, 'user')
+  if (found === undefined || !found.members.has(user)) return notFound()
+  const status = await readOneField(request, 'status', isMemberStatus, STATUS_DETAIL)
+  if (!status.ok) return status.result
+  found.members.set(user, status.value)
+  return json({ user, status: status.value })
+}
+
+/**
+ * Builds the API route set.
+ *
+ * @example
+ * const routes = apiRoutes({ model: new DataModel(seed), policy })
+ */
+export function apiRoutes(context: ApiContext): RouteSet {
+  const { model } = context
+  const on =
+    (handler: ApiHandler): Route['handle'] =>
+    (request) =>
+      handler(context, request)
+  const dataset = (operation: Operation) => datasetAccess(model, operation)
   const routes: Route[] = [
-    { method: 'GET', path: '/organizations/:org/datasets', access: {}, handle: list('organization', 'org') },
-    { method: 'GET', path: '/users/:user/datasets', access: {}, handle: list('user', 'user') },
+    {
+      method: 'GET',
+      path: '/organizations/:org/datasets',
+      access: {},
+      handle: on(listDatasets('organization', 'org')),
+    },
+    { method: 'GET', path: '/users/:user/datasets', access: {}, handle: on(listDatasets('user', 'user')) },
     {
       method: 'GET',
       path: '/datasets/:owner/:name',
       access: dataset('dataset.overview'),
-      handle: async (request) => withDataset(datasetOf(request), (found) => json(overviewOf(found))),
+      handle: on(showOverview),
     },
     {
       method: 'PATCH',
       path: '/datasets/:owner/:name',
       access: dataset('dataset.update'),
-      handle: async (request) => {
-        const found = datasetOf(request)
-        if (found === undefined) return notFound()
-        const description = await readOneField(request, 'description', isDescription, DESCRIPTION_DETAIL)
-        if (!description.ok) return description.result
-        found.description = description.value
-        return json(overviewOf(found))
-      },
+      handle: on(updateDescription),
     },
     {
       method: 'GET',
       path: '/datasets/:owner/:name/metadata',
       access: dataset('dataset.metadata'),
-      handle: async (request) =>
-        withDataset(datasetOf(request), (found) =>
-          json({
-            tables: found.tables.map((table) => ({
-              name: table.name,
-              variables: table.variables,
-              numRows: table.rows.length,
-            })),
-          }),
-        ),
+      handle: on(showMetadata),
     },
     {
       method: 'GET',
       path: '/datasets/:owner/:name/tables/:table/rows',
       access: dataset('table.read'),
-      handle: async (request) => {
-        const table = datasetOf(request)?.tables.find((each) => each.name === param(request, 'table'))
-        if (table === undefined) return notFound()
-        const maxResults = parseMaxResults(request.query)
-        if (!maxResults.ok) return maxResults.result
-        const rows = table.rows.slice(0, maxResults.value ?? DEFAULT_MAX_RESULTS)
-        return data('application/json; charset=utf-8', JSON.stringify({ rows }), rows.length)
-      },
+      handle: on(readRows),
     },
     {
       method: 'POST',
       path: '/datasets/:owner/:name/exports',
       access: dataset('export.create'),
-      handle: async (request) => {
-        const found = datasetOf(request)
-        if (found === undefined) return notFound()
-        const name = await readOneField(request, 'table', isString, EXPORT_DETAIL)
-        if (!name.ok) return name.result
-        const table = found.tables.find((each) => each.name === name.value)
-        if (table === undefined) return notFound()
-        return data('text/csv; charset=utf-8', tableToCsv(table), table.rows.length)
-      },
+      handle: on(createExport),
     },
     {
       method: 'POST',
       path: '/datasets/:owner/:name/versions',
       access: dataset('version.release'),
-      handle: async (request) =>
-        withDataset(datasetOf(request), (found) => {
-          found.versions += 1
-          return json({ version: found.versions }, 201)
-        }),
+      handle: on(releaseVersion),
     },
     {
       method: 'GET',
       path: '/workflows/:owner/:name',
-      access: workflow('workflow.read'),
-      handle: async (request) => {
-        const found = model.workflow(param(request, 'owner'), param(request, 'name'))
-        return found === undefined ? notFound() : json({ owner: found.owner, name: found.name })
-      },
+      access: workflowAccess(model, 'workflow.read'),
+      handle: on(showWorkflow),
     },
     {
       method: 'POST',
       path: '/workflows/:owner/:name/runs',
-      access: workflow('workflow.run'),
-      handle: async (request) => {
-        const found = model.workflow(param(request, 'owner'), param(request, 'name'))
-        if (found === undefined) return notFound()
-        found.runs += 1
-        return json({ run: { id: `run-${found.runs}`, status: 'queued' } }, 202)
-      },
+      access: workflowAccess(model, 'workflow.run'),
+      handle: on(runWorkflow),
     },
     {
       method: 'GET',
       path: '/organizations/:org',
-      access: organization('organization.read'),
-      handle: async (request) => {
-        const found = model.organization(param(request, 'org'))
-        if (found === undefined) return notFound()
-        return json({
-          handle: found.handle,
-          admins: [...found.admins],
-          members: [...found.members].map(([user, status]) => ({ user, status })),
-        })
-      },
+      access: organizationAccess(model, 'organization.read'),
+      handle: on(showOrganization),
     },
     {
       method: 'PATCH',
       path: '/organizations/:org/members/:user',
-      access: organization('organization.write'),
-      handle: async (request) => {
-        const found = model.organization(param(request, 'org'))
-        const user = param(request, 'user')
-        if (found === undefined || !found.members.has(user)) return notFound()
-        const status = await readOneField(request, 'status', isMemberStatus, STATUS_DETAIL)
-        if (!status.ok) return status.result
-        found.members.set(user, status.value)
-        return json({ user, status: status.value })
-      },
+      access: organizationAccess(model, 'organization.write'),
+      handle: on(setMemberStatus),
     },
   ]
   return { name: 'api', routes: routes.map((route) => ({ ...route, path: `${API_PREFIX}${route.path}` })) }

@@ -1,5 +1,5 @@
 /**
- * How the server describes its data to the policy (design §8): plain resources with the public
+ * How the server describes its data to the policy (docs/concepts.md): plain resources with the public
  * level and the caller's own level. A user's level on a dataset is the highest of
  * - the dataset's `access` entry for the user;
  * - `edit` for the owning user;

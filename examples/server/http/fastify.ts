@@ -23,14 +23,9 @@ import { bodyOf, headersOf } from './result-headers.js'
 import { runRoute } from './run-route.js'
 import { trustFunction } from './trust-proxy.js'
 
-/**
- * Builds the Fastify instance for an app's route sets, on a front-door server.
- *
- * @example
- * const web = await createFastifyApp(app, false)
- */
-export async function createFastifyApp(app: App, trustProxy: BindingOptions['trustProxy']) {
-  const web = Fastify({
+// The Fastify instance, on a front-door server.
+function createInstance(app: App, trustProxy: BindingOptions['trustProxy']) {
+  return Fastify({
     trustProxy: trustFunction(trustProxy),
     // Path segments of any length reach the routes, as on Express and Hono (Fastify's default of
     // 100 characters answers its own 414); Node's header size limit bounds the target anyway.
@@ -38,9 +33,15 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
     serverFactory: (handler) =>
       createFrontDoorServer(app, handler as (req: IncomingMessage, res: ServerResponse) => void),
   })
-  // One body parser for every content type, as on Express and Hono: it sets `request.body`, which
-  // the adapter checks for an `access_token`, and keeps the bytes for the handlers. GET bodies are
-  // parsed too (the listing reads a JSON body on GET, as the contract's example sends one).
+}
+
+type FastifyApp = ReturnType<typeof createInstance>
+
+// One body parser for every content type, as on Express and Hono: it sets `request.body`, which
+// the adapter checks for an `access_token`, and keeps the bytes for the handlers (returned here,
+// by request). GET bodies are parsed too (the listing reads a JSON body on GET, as the contract's
+// example sends one).
+function readEveryBody(web: FastifyApp, app: App): WeakMap<FastifyRequest, ReadBody> {
   web.addHttpMethod('GET', { hasBody: true, overrideExisting: true })
   const bodies = new WeakMap<FastifyRequest, ReadBody>()
   web.removeAllContentTypeParsers()
@@ -72,10 +73,14 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
       done(null, parameters)
     }, done)
   })
-  await web.register(accessControl, { policy: app.policy })
+  return bodies
+}
 
+// The neutral request of a Fastify request, built once per request and shared by its access
+// check and its handler.
+function neutralRequests(bodies: WeakMap<FastifyRequest, ReadBody>): (request: FastifyRequest) => ApiRequest {
   const requests = new WeakMap<FastifyRequest, ApiRequest>()
-  const neutral = (request: FastifyRequest): ApiRequest => {
+  return (request) => {
     let found = requests.get(request)
     if (found === undefined) {
       found = neutralRequest(request.raw, {
@@ -89,49 +94,55 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
     }
     return found
   }
+}
 
-  const send = (reply: FastifyReply, result: RouteResult): FastifyReply => {
-    switch (result.kind) {
-      case 'json':
-      case 'html':
-      case 'asset':
-      case 'redirect':
-        for (const [name, value] of Object.entries(headersOf(result))) {
-          reply.header(name, typeof value === 'string' ? value : [...value])
-        }
-        // An empty body goes as no payload: Fastify would label an empty string `text/plain`.
-        return reply.code(result.status).send(result.kind === 'redirect' ? undefined : bodyOf(result))
-      case 'data':
-        return reply.sendData({
-          body: result.body,
-          records: result.records,
-          contentType: result.contentType,
-          status: result.status,
-        })
-      case 'denial':
-        return reply.sendDenial(result.deny)
-    }
+function send(reply: FastifyReply, result: RouteResult): FastifyReply {
+  switch (result.kind) {
+    case 'json':
+    case 'html':
+    case 'asset':
+    case 'redirect':
+      for (const [name, value] of Object.entries(headersOf(result))) {
+        reply.header(name, typeof value === 'string' ? value : [...value])
+      }
+      // An empty body goes as no payload: Fastify would label an empty string `text/plain`.
+      return reply.code(result.status).send(result.kind === 'redirect' ? undefined : bodyOf(result))
+    case 'data':
+      return reply.sendData({
+        body: result.body,
+        records: result.records,
+        contentType: result.contentType,
+        status: result.status,
+      })
+    case 'denial':
+      return reply.sendDenial(result.deny)
   }
+}
 
-  const mount = (route: Route): void => {
-    const guard = route.access
-    const resolve = guard?.resource
-    const access =
-      guard === undefined
-        ? undefined
-        : guard.operation !== undefined && resolve !== undefined
-          ? { operation: guard.operation, resource: (request: FastifyRequest) => resolve(neutral(request)) }
-          : {}
-    web.route({
-      method: route.method,
-      url: route.path,
-      ...(access === undefined ? {} : { config: { access } }),
-      handler: async (request, reply) =>
-        send(reply, await runRoute(route, neutral(request), app.reportError)),
-    })
-  }
+function mountRoute(
+  web: FastifyApp,
+  app: App,
+  neutral: (request: FastifyRequest) => ApiRequest,
+  route: Route,
+): void {
+  const guard = route.access
+  const resolve = guard?.resource
+  const access =
+    guard === undefined
+      ? undefined
+      : guard.operation !== undefined && resolve !== undefined
+        ? { operation: guard.operation, resource: (request: FastifyRequest) => resolve(neutral(request)) }
+        : {}
+  web.route({
+    method: route.method,
+    url: route.path,
+    ...(access === undefined ? {} : { config: { access } }),
+    handler: async (request, reply) => send(reply, await runRoute(route, neutral(request), app.reportError)),
+  })
+}
 
-  for (const set of app.routeSets) for (const route of set.routes) mount(route)
+// No route: the policy's 404. A handler that throws: the one JSON 500, its error logged.
+function answerUnrouted(web: FastifyApp): void {
   web.setNotFoundHandler((_request, reply) => reply.sendDenial(deny('not_found')))
   web.setErrorHandler((error, _request, reply) => {
     console.error('fastify:', error)
@@ -140,6 +151,21 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
       .header('content-type', JSON_CONTENT_TYPE)
       .send(JSON.stringify(INTERNAL_ERROR.body))
   })
+}
+
+/**
+ * Builds the Fastify instance for an app's route sets, on a front-door server.
+ *
+ * @example
+ * const web = await createFastifyApp(app, false)
+ */
+export async function createFastifyApp(app: App, trustProxy: BindingOptions['trustProxy']) {
+  const web = createInstance(app, trustProxy)
+  const bodies = readEveryBody(web, app)
+  await web.register(accessControl, { policy: app.policy })
+  const neutral = neutralRequests(bodies)
+  for (const set of app.routeSets) for (const route of set.routes) mountRoute(web, app, neutral, route)
+  answerUnrouted(web)
   return web
 }
 

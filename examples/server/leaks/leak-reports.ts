@@ -1,8 +1,9 @@
 /**
  * `POST /secret-scanning/report`: leak reports in the GitHub secret-scanning partner format
- * (design §14, issue 30). A report is a JSON array of `{ token, type, url, source }`, signed with
- * ECDSA P-256 / SHA-256 over the raw body; the key's identifier and the base64 DER signature come
- * in `Github-Public-Key-Identifier` and `Github-Public-Key-Signature`.
+ * (docs/tokens.md, "When a token leaks"). A report is a JSON array of
+ * `{ token, type, url, source }`, signed with ECDSA P-256 / SHA-256 over the raw body; the key's
+ * identifier and the base64 DER signature come in `Github-Public-Key-Identifier` and
+ * `Github-Public-Key-Signature`.
  *
  * In this order, and nothing is revoked unless every step passes:
  * 1. the signature, against the configured keys (`--secret-scanning-keys`): else 401 `invalid_signature`;

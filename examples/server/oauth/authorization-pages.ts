@@ -2,7 +2,7 @@
  * The authorization-code flow's pages: `GET /oauth/authorize` (validate, sign in, consent) and the
  * consent answer both flows share, `POST /oauth/consent`.
  *
- * Order of `GET /oauth/authorize` (design §7, RFC 6749 §4.1.2.1): the request is validated by the
+ * Order of `GET /oauth/authorize` (docs/oauth.md, RFC 6749 §4.1.2.1): the request is validated by the
  * core before anything else — an unverifiable client or redirect URI is a 400 page naming the
  * error, any other error a redirect to the verified redirect URI with `error` and `state` — and only
  * a valid request reaches sign-in and then the consent page.

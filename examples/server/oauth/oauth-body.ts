@@ -1,8 +1,8 @@
 /**
  * The bodies of the OAuth JSON endpoints: `application/x-www-form-urlencoded` (RFC 6749 §4.1.3,
- * RFC 8628 §3.1) and, as design §7 adds, `application/json`. Either becomes the core's
- * `OAuthParams`; the core then reads each parameter (a repeated one, or a JSON value that is not a
- * string, is its `invalid_request`).
+ * RFC 8628 §3.1) and, for clients that send JSON, `application/json` (docs/oauth.md). Either becomes
+ * the core's `OAuthParams`; the core then reads each parameter (a repeated one, or a JSON value
+ * that is not a string, is its `invalid_request`).
  */
 import { OAuthError, type OAuthParams } from 'data-access-policy/oauth'
 

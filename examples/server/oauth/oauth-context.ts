@@ -25,7 +25,7 @@ export interface OAuthContextOptions {
   readonly now?: () => number
   /** Where codes, device grants and refresh tokens live; in memory by default. */
   readonly state?: OAuthStateStore
-  /** Lifetime of issued access tokens; one hour by default (design §6). */
+  /** Lifetime of issued access tokens; one hour by default (docs/tokens.md). */
   readonly accessTokenTtlMs?: number
   /** Where pending consents live; in memory by default, on Redis with `--store redis…`. */
   readonly consents?: PendingConsentStore

@@ -1,5 +1,5 @@
 /**
- * The OAuth route set of the reference server (design §7, §9), `auth_url` being the server's own
+ * The OAuth route set of the reference server (docs/oauth.md), `auth_url` being the server's own
  * origin:
  *
  * | route | what |

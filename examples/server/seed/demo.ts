@@ -7,7 +7,7 @@
 
 import { DEMO_CLIENTS, demoOAuthLines } from './demo-oauth.js'
 
-/** The demo seed, in the seed file format of design §9. */
+/** The demo seed, in the seed file format of docs/seed-format.md. */
 export const DEMO_SEED = {
   users: [
     { handle: 'alice', password: 'alice-demo-password' },

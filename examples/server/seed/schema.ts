@@ -1,5 +1,5 @@
 /**
- * The seed file of the reference server (design §9): its shapes (seed/shapes.ts) are validated
+ * The seed file of the reference server (docs/seed-format.md): its shapes (seed/shapes.ts) are validated
  * first, then the cross-references between entries (seed/references.ts); the first problem is
  * reported as ONE line naming the field and quoting the bad value (seed/messages.ts), e.g.
  * `datasets[1].exportRestrictions.allowedIps[0]: "10.1.2.77/24" has host bits set; did you mean 10.1.2.0/24?`.

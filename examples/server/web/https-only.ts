@@ -1,7 +1,7 @@
 /**
  * The transport rule of everything a browser or an OAuth client sends credentials to outside the
  * API — the sign-in and token settings pages, the OAuth pages and the OAuth JSON endpoints: like
- * the API (design §4), HTTPS, or plain HTTP from loopback only (a developer's own machine). Both
+ * the API (docs/authentication.md), HTTPS, or plain HTTP from loopback only (a developer's own machine). Both
  * the protocol and the client address are the ones `--trust-proxy` resolved, so a trusted proxy
  * that terminates TLS is HTTPS and a remote client behind it is remote. Passwords, session cookies,
  * new token values, codes and secrets never cross a network in the clear (RFC 6749 §3.1, §3.2).

@@ -1,6 +1,6 @@
 /**
- * The workspace settings pages for API tokens (contract §2 "Access token", §5 "API tokens",
- * "Revocation"; issue 30's lifetimes, rotation and leak revocations): the list with the create form
+ * The workspace settings pages for API tokens (docs/workspace-settings.md; lifetimes, rotation and
+ * leak revocations in docs/tokens.md): the list with the create form
  * and the recently revoked tokens, the one-time value page, the edit page, and the revoke and
  * regenerate confirmations. Rendering only; token-settings.ts decides which to show. A token's
  * value appears on exactly one page, {@link createdTokenPage}, which nothing stores.
