@@ -1042,6 +1042,7 @@ const discoveryCases: Case[] = [
       token_endpoint_auth_methods_supported: ['none', ...CLIENT_SECRET_METHODS],
       revocation_endpoint_auth_methods_supported: ['none', ...CLIENT_SECRET_METHODS],
       introspection_endpoint_auth_methods_supported: CLIENT_SECRET_METHODS,
+      authorization_response_iss_parameter_supported: true,
       protected_resources: [`${ORIGIN}/api/v1`],
     }),
   },

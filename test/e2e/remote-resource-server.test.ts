@@ -45,8 +45,11 @@ async function startRemote(endpoint: string, cacheTtlMs: number): Promise<Remote
       clientId: 'rs',
       clientSecret: RS_SECRET,
       cacheTtlMs,
-      timeoutMs: 500,
+      // A bound for a hang, not for speed: the issuer checks the resource server's secret, which a
+      // busy machine may take a while to do.
+      timeoutMs: 20_000,
     }),
+    storeTimeoutMs: 30_000,
     // Its own resource identifier: a token the issuer gave for another resource is refused here.
     resource: REPORTS_RESOURCE,
     onError: (error) => errors.push(error),
