@@ -7,7 +7,7 @@
  * pace ({@link LargeBodyPace}) or lose the slot.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { networkOfAddress } from '../../../src/index.js'
+import { networkOfAddress } from 'data-access-policy'
 import { MAX_BODY_BYTES, type RouteSet } from '../routes/route-set.js'
 
 /**
