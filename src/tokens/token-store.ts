@@ -85,7 +85,7 @@ export interface TokenStore {
 export interface TokenLookupContext {
   /**
    * The client address as the adapter's trusted-proxy handling resolved it (absent when unknown);
-   * `networkOfAddress` gives the network it counts in (an IPv6 client's /64).
+   * `networkOfAddress` gives the network it counts in (an IPv6 client's prefix, /64 unless configured).
    */
   readonly clientAddress?: string
 }
