@@ -6,7 +6,7 @@
  * one `--ipv6-prefix` names; the create form's date field offers no date past
  * `--max-token-lifetime`. Client addresses come from `X-Forwarded-For`, trusted from loopback.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest'
 import type { Framework } from '../../examples/server/flags.js'
 import type { AbuseLimits } from '../../examples/server/limits/abuse-limits.js'
 import { DEMO_SEED } from '../../examples/server/seed/demo.js'
@@ -242,6 +242,19 @@ describe('--max-live-tokens', () => {
     )
     expect((await alice.post(`/settings/tokens/${live!.id}/revoke`, { confirm: 'yes' })).status).toBe(303)
     expect((await alice.create(fresh())).status).toBe(200)
+  })
+
+  test('creates sent side by side never leave the user past the bound (Redis: the reads interleave)', async () => {
+    const probe = await serve({ limits: {} })
+    const bound = (await seeded(probe)) + 2
+    const redis = await startRedisServer()
+    onTestFinished(() => redis.stop())
+    const server = await serve({ maxLiveTokens: bound, limits: {}, store: { kind: 'redis', url: redis.url } })
+    const alice = await new Browser(server).signIn('alice')
+    const answers = await Promise.all(Array.from({ length: 6 }, () => alice.create(fresh())))
+    for (const answer of answers) expect([200, 400]).toContain(answer.status)
+    expect(answers.filter((answer) => answer.status === 200).length).toBeLessThanOrEqual(2)
+    expect(await seeded(server)).toBeLessThanOrEqual(bound)
   })
 
   test('the default is 100', async () => {

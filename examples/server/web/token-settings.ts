@@ -150,6 +150,11 @@ function settingsOf(context: TokenSettingsContext): Settings {
 // What the list shows and names are unique among: the user's API tokens that are not revoked
 // (OAuth tokens are sessions of applications, not managed here).
 // An expired token is listed (as expired) until its end, as long as the store keeps it.
+// Tokens that still authenticate: `listed` has left out the revoked ones.
+function liveCount(tokens: readonly TokenRecord[], now: number): number {
+  return tokens.filter((token) => token.expiresAt === undefined || now < token.expiresAt).length
+}
+
 async function listed(settings: Settings, handle: string): Promise<readonly TokenRecord[]> {
   const now = settings.web.now()
   return (await settings.tokens.listByOwner(handle)).filter(
@@ -246,13 +251,12 @@ async function createToken(
     lifetime: fields.get('lifetime') ?? '',
     expiresAt: fields.get('expiresAt') ?? '',
   }
-  const live = existing.filter((token) => token.expiresAt === undefined || now < token.expiresAt).length
+  const overBound = (live: number) => ({
+    name: `Name: you have ${live} live tokens, and one account may hold at most ${maxLive}; revoke one before creating another.`,
+  })
+  const live = liveCount(existing, now)
   if (!read.ok || live >= maxLive) {
-    const errors = read.ok
-      ? {
-          name: `Name: you have ${live} live tokens, and one account may hold at most ${maxLive}; revoke one before creating another.`,
-        }
-      : read.errors
+    const errors = read.ok ? overBound(live) : read.errors
     const values = read.ok ? { ...typed, name: read.value.name, scopes: read.value.scopes } : read.values
     return again({ values, errors })
   }
@@ -275,6 +279,14 @@ async function createToken(
   }
   const { record, value } = created
   await settings.tokens.save(record)
+  // Creates running side by side each saw room for one more: one that finds the bound passed once
+  // its token is saved takes that token back. Two racing may both step back (a refusal to retry),
+  // never leave the user over the bound.
+  const after = liveCount(await listed(settings, session.handle), now)
+  if (after > maxLive) {
+    await settings.tokens.update(revokeToken(record, now, 'created past the live-token bound'))
+    return again({ values: { ...typed, scopes }, errors: overBound(after - 1) })
+  }
   // The value goes into this one answer and nowhere else: not the session, not a log, not a redirect.
   return createdTokenPage(settings.paths, session, record, value)
 }
