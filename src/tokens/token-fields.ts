@@ -45,6 +45,12 @@ export type TokenRecord = {
    */
   readonly audience?: readonly string[]
   /**
+   * The RFC 7638 JWK SHA-256 thumbprint (base64url, 43 characters) of the key the token is bound to
+   * (RFC 9449 §6, the `cnf.jkt` of RFC 7800): the token is then refused unless each request carries a
+   * DPoP proof signed by that key. Absent: a bearer token.
+   */
+  readonly dpopJkt?: string
+  /**
    * The lifetime the token was created with, in days: each rotation gives the new value that long
    * again. Absent for a token created with a fixed date or no expiry, which rotation keeps.
    */

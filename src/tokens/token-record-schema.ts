@@ -63,6 +63,10 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
       .max(MAX_AUDIENCE_SIZE)
       .readonly()
       .exactOptional(),
+    dpopJkt: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
+      .exactOptional(),
     lifetimeDays: z.int().min(1).max(MAX_TOKEN_LIFETIME_DAYS).exactOptional(),
     rotatedAt: epochMsSchema.exactOptional(),
     previousHash: z.string().regex(HASH_PATTERN, 'must be a SHA-256 in lower-case hex').exactOptional(),
@@ -78,6 +82,9 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
     }
     if (record.clientId !== undefined && record.kind !== 'oauth') {
       ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'only OAuth tokens have a client id' })
+    }
+    if (record.dpopJkt !== undefined && record.kind !== 'oauth') {
+      ctx.addIssue({ code: 'custom', path: ['dpopJkt'], message: 'only OAuth tokens are bound to a key' })
     }
     if (record.audience !== undefined && record.kind !== 'oauth') {
       ctx.addIssue({ code: 'custom', path: ['audience'], message: 'only OAuth tokens have an audience' })
