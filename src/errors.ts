@@ -10,6 +10,8 @@
  * - `ERR_CLIENT`: the API client received a denial or an unexpected answer.
  * - `ERR_TOKEN_LIFETIME`: a token's requested lifetime is longer than the configured cap, or it
  *   asks for no expiry where one is required.
+ * - `ERR_DPOP_PROOF`: a DPoP proof (RFC 9449) is missing, malformed, replayed or does not match the
+ *   request, the token or the key; the error's `error` holds the RFC 9449 code.
  */
 export type ErrorCode =
   | 'ERR_INVALID_SCOPE'
@@ -20,6 +22,7 @@ export type ErrorCode =
   | 'ERR_OAUTH'
   | 'ERR_CLIENT'
   | 'ERR_TOKEN_LIFETIME'
+  | 'ERR_DPOP_PROOF'
 
 /**
  * Base class of every error thrown by data-access-policy; `code` is stable across versions.
@@ -166,5 +169,28 @@ export class TokenLifetimeError extends DataAccessPolicyError {
   constructor(maxLifetimeDays: number, message: string) {
     super('ERR_TOKEN_LIFETIME', message)
     this.maxLifetimeDays = maxLifetimeDays
+  }
+}
+
+/**
+ * A DPoP proof (RFC 9449) was refused. `error` is the code to answer with: `invalid_dpop_proof`,
+ * or `use_dpop_nonce` when the proof lacks the server's current nonce (RFC 9449 §8). The message
+ * says which check failed, for the error hook and the `error_description`; it never holds the
+ * proof or the token.
+ *
+ * @example
+ * await verifyDpopProof(proof, { method: 'GET', url }) // throws DpopProofError: the proof's htm is "POST", expected "GET"
+ */
+export class DpopProofError extends DataAccessPolicyError {
+  /** The RFC 9449 error code. */
+  readonly error: 'invalid_dpop_proof' | 'use_dpop_nonce'
+
+  constructor(
+    error: 'invalid_dpop_proof' | 'use_dpop_nonce',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super('ERR_DPOP_PROOF', message, options)
+    this.error = error
   }
 }

@@ -50,6 +50,7 @@ const LAYERS: Record<string, number> = {
   decisions: 2,
   tokens: 3,
   authentication: 4,
+  dpop: 4,
   oauth: 5,
   introspection: 5,
   'policy.ts': 5,

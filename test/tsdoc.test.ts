@@ -16,6 +16,7 @@ const ENTRIES = [
   'src/testing/arbitraries.ts',
   'src/client.ts',
   'src/openapi/index.ts',
+  'src/dpop/index.ts',
 ]
 
 const program = ts.createProgram(

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError } from '../../src/errors.js'
-import { encodeBase64Url } from '../../src/oauth/base64url.js'
+import { encodeBase64Url } from '../../src/tokens/base64url.js'
 import { calculatePkceChallenge } from '../../src/oauth/calculate-pkce-challenge.js'
 import { timingSafeEqual } from '../../src/oauth/constant-time.js'
 import {
