@@ -83,7 +83,7 @@ function checkFlow(body: Record<string, unknown>): ClientRegistrationCheck | und
 }
 
 function checkScope(value: unknown): ClientRegistrationCheck | undefined {
-  if (value === undefined) return undefined
+  if (value === undefined || value === '') return undefined
   if (typeof value !== 'string' || value.length > 1000)
     return metadataError('scope must be a string of scopes')
   const unknown = value.split(' ').find((scope) => !isScope(scope))
