@@ -2,6 +2,7 @@
  * Registered clients on Redis: the bound holds (oldest unused first, then oldest used), unused
  * registrations expire, used ones are renewed, and every key has a TTL.
  */
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { RedisRegistrationStore } from '../../examples/server/oauth/redis-registrations.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
@@ -50,7 +51,6 @@ describe('RedisRegistrationStore', () => {
     await registrations.add('unused', { ...registration, name: undefined, scope: undefined })
     await registrations.add('used', registration)
     await registrations.markUsed('used')
-    const { default: Redis } = await import('ioredis')
     const client = new Redis(redis.url)
     try {
       const keys = await client.keys('ttl:*')
@@ -70,7 +70,6 @@ describe('RedisRegistrationStore', () => {
   test('an unreadable entry and a store that is away are failures, never an unknown client', async () => {
     const registrations = store('bad:')
     await registrations.ready()
-    const { default: Redis } = await import('ioredis')
     const client = new Redis(redis.url)
     await client.set('bad:{registrations}:client:x', 'not json')
     client.disconnect()
