@@ -18,8 +18,10 @@ import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
 import { perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
+import type { ClientMetadataOptions } from './oauth/oauth-context.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
+import { MemoryRegistrationStore, type RegistrationStore } from './oauth/registrations.js'
 import { apiResource } from './oauth/resources.js'
 import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
@@ -101,6 +103,12 @@ export interface CreateAppOptions {
   readonly reportReplays?: ReportReplayStore
   /** The pace of large-body slot holders; `LARGE_BODY_PACE` by default (tests hold slots longer). */
   readonly largeBodyPace?: LargeBodyPace
+  /** How client ID metadata documents are fetched (`--client-metadata-allow-http-loopback`). */
+  readonly clientMetadata?: ClientMetadataOptions
+  /** Where dynamically registered clients live; in memory by default. */
+  readonly registrations?: RegistrationStore
+  /** `--max-registered-clients`, for the memory store; 10,000 by default. */
+  readonly maxRegisteredClients?: number
 }
 
 /**
@@ -163,6 +171,13 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
       guard,
       origin,
       resources: seed.resources,
+      registrations:
+        options.registrations ??
+        new MemoryRegistrationStore({
+          now,
+          ...(options.maxRegisteredClients === undefined ? {} : { maxClients: options.maxRegisteredClients }),
+        }),
+      ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
       ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
       ...(options.consents === undefined ? {} : { consents: options.consents }),
     }),

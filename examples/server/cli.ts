@@ -62,7 +62,14 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
       maxTokenLifetimeDays: flags.maxTokenLifetimeDays,
       maxLiveTokens: flags.maxLiveTokens,
       secretScanningKeys,
+      clientMetadata: { allowHttpLoopback: flags.clientMetadataAllowHttpLoopback },
+      maxRegisteredClients: flags.maxRegisteredClients,
     })
+    if (flags.clientMetadataAllowHttpLoopback) {
+      io.err(
+        'warning: --client-metadata-allow-http-loopback: client metadata documents are fetched from http://127.0.0.1 and http://[::1]; never use it in production',
+      )
+    }
   } catch (error) {
     if (error instanceof ConfigError) {
       io.err(error.message)

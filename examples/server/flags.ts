@@ -9,6 +9,7 @@ import { parseRedisClusterUrl as parseClusterUrl } from 'data-access-policy/redi
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js'
 import { DEFAULT_MAX_LIVE_TOKENS, MAX_LIVE_TOKENS_LIMIT } from './limits/abuse-limits.js'
 import { DEFAULT_IPV6_PREFIX } from './limits/networks.js'
+import { DEFAULT_MAX_REGISTERED_CLIENTS } from './oauth/registrations.js'
 import { parsePublicUrl } from './public-origin.js'
 import { quote } from './seed/messages.js'
 
@@ -41,6 +42,10 @@ export interface ServerFlags {
   readonly maxLiveTokens: number
   /** `--secret-scanning-keys`: the file of public keys leak reports are verified with; absent: no leak endpoint. */
   readonly secretScanningKeys: string | undefined
+  /** `--client-metadata-allow-http-loopback`: fetch client metadata documents from http://127.0.0.1 and [::1] (dev only). */
+  readonly clientMetadataAllowHttpLoopback: boolean
+  /** `--max-registered-clients`: dynamically registered clients kept at most. */
+  readonly maxRegisteredClients: number
 }
 
 /** What the command line asks for. */
@@ -75,6 +80,12 @@ Options:
   --secret-scanning-keys FILE
                           public keys (GitHub's secret-scanning public-keys JSON) that sign leak
                           reports to POST /secret-scanning/report; default: no leak endpoint
+  --max-registered-clients N
+                          dynamically registered OAuth clients kept at most, 1-1000000
+                          (default ${DEFAULT_MAX_REGISTERED_CLIENTS}); the oldest unused goes first
+  --client-metadata-allow-http-loopback
+                          (takes no value) also fetch client ID metadata documents from
+                          http://127.0.0.1:PORT/… and http://[::1]:PORT/…: development and tests only
   --help                  show this text
 
 Plain HTTP is refused (403) from non-loopback clients: deploy behind a TLS-terminating proxy
@@ -92,6 +103,13 @@ const DEFAULTS: ServerFlags = {
   maxTokenLifetimeDays: undefined,
   maxLiveTokens: DEFAULT_MAX_LIVE_TOKENS,
   secretScanningKeys: undefined,
+  clientMetadataAllowHttpLoopback: false,
+  maxRegisteredClients: DEFAULT_MAX_REGISTERED_CLIENTS,
+}
+
+// Flags that take no value: present means on.
+const SWITCHES: Readonly<Record<string, Partial<ServerFlags>>> = {
+  '--client-metadata-allow-http-loopback': { clientMetadataAllowHttpLoopback: true },
 }
 
 const HOSTNAME =
@@ -149,6 +167,15 @@ const PARSERS: Readonly<Record<string, Parser>> = {
       )
     }
     return { maxLiveTokens: Number(value) }
+  },
+  '--max-registered-clients': (value) => {
+    if (!/^[1-9][0-9]{0,6}$/.test(value) || Number(value) > 1_000_000) {
+      throw new ConfigError(
+        ['--max-registered-clients'],
+        `${quote(value)} is not a whole number of clients from 1 to 1000000`,
+      )
+    }
+    return { maxRegisteredClients: Number(value) }
   },
   '--secret-scanning-keys': (value) => {
     if (value === '') throw new ConfigError(['--secret-scanning-keys'], 'needs a file name')
@@ -212,6 +239,13 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (argument === '--help' || argument === '-h') return { help: true }
     const equals = argument.indexOf('=')
     const name = argument.startsWith('--') && equals !== -1 ? argument.slice(0, equals) : argument
+    if (Object.hasOwn(SWITCHES, name)) {
+      if (name !== argument) throw new ConfigError([name], 'takes no value')
+      if (seen.has(name)) throw new ConfigError([name], 'is given more than once')
+      seen.add(name)
+      flags = { ...flags, ...SWITCHES[name] }
+      continue
+    }
     const parse = Object.hasOwn(PARSERS, name) ? PARSERS[name] : undefined
     if (parse === undefined) {
       const detail = argument.startsWith('-')

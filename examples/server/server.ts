@@ -13,7 +13,9 @@ import type { TrustProxy } from './http/trust-proxy.js'
 import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import type { AbuseLimits } from './limits/abuse-limits.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
+import type { ClientMetadataOptions } from './oauth/oauth-context.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
+import type { RegistrationStore } from './oauth/registrations.js'
 import type { Seed } from './seed/load.js'
 import { openSharedStores } from './shared-stores.js'
 
@@ -47,6 +49,12 @@ export interface StartServerOptions {
   readonly maxLiveTokens?: number | undefined
   /** `--secret-scanning-keys`, read (`readSecretScanningKeys`); absent: no leak endpoint. */
   readonly secretScanningKeys?: SecretScanningKeys | undefined
+  /** How client ID metadata documents are fetched (`--client-metadata-allow-http-loopback`; tests' resolver). */
+  readonly clientMetadata?: ClientMetadataOptions
+  /** `--max-registered-clients`; 10,000 by default. */
+  readonly maxRegisteredClients?: number
+  /** Where registered clients live with `--store memory` (tests pass one with a short life). */
+  readonly registrations?: RegistrationStore
 }
 
 /** A running reference server. */
@@ -70,7 +78,11 @@ const BINDINGS = { express: startExpress, fastify: startFastify, hono: startHono
  * await server.close()
  */
 export async function startServer(options: StartServerOptions): Promise<StartedServer> {
-  const shared = await openSharedStores(options.store ?? { kind: 'memory' }, options.now)
+  const shared = await openSharedStores(options.store ?? { kind: 'memory' }, options.now, {
+    ...(options.maxRegisteredClients === undefined
+      ? {}
+      : { maxRegisteredClients: options.maxRegisteredClients }),
+  })
   const framework = options.framework ?? 'fastify'
   try {
     const app = await createApp(options.seed, {
@@ -85,7 +97,15 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             rateLimits: shared.rateLimits,
             consents: shared.consents,
             reportReplays: shared.reportReplays,
+            registrations: shared.registrations,
           }),
+      ...(options.registrations === undefined || shared !== undefined
+        ? {}
+        : { registrations: options.registrations }),
+      ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
+      ...(options.maxRegisteredClients === undefined
+        ? {}
+        : { maxRegisteredClients: options.maxRegisteredClients }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
       ...(options.rateLimits === undefined || shared !== undefined ? {} : { rateLimits: options.rateLimits }),

@@ -10,6 +10,7 @@ import type { StoreOption } from './flags.js'
 import type { ReportReplayStore } from './leaks/report-replays.js'
 import type { RateLimitStore } from './limits/rate-limits.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
+import type { RegistrationStore } from './oauth/registrations.js'
 import type { SessionStore } from './web/sessions.js'
 
 /** The shared stores of a `--store redis://…` or `redis-cluster://…` server, and how to let go of them. */
@@ -27,6 +28,8 @@ export interface SharedStores {
   readonly consents: PendingConsentStore
   /** Leak reports already acted on, so that a replay to any instance is refused. */
   readonly reportReplays: ReportReplayStore
+  /** Dynamically registered OAuth clients, known to every instance. */
+  readonly registrations: RegistrationStore
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -46,6 +49,7 @@ const CONNECT_TIMEOUT_MS = 5000
 export async function openSharedStores(
   option: StoreOption,
   now: () => number = Date.now,
+  options: { readonly maxRegisteredClients?: number } = {},
 ): Promise<SharedStores | undefined> {
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
@@ -55,12 +59,14 @@ export async function openSharedStores(
     { RedisRateLimitStore },
     { RedisPendingConsents },
     { RedisReportReplayStore },
+    { RedisRegistrationStore },
   ] = await Promise.all([
     import('data-access-policy/redis'),
     import('./web/redis-sessions.js'),
     import('./limits/redis-rate-limits.js'),
     import('./oauth/redis-pending-consents.js'),
     import('./leaks/redis-report-replays.js'),
+    import('./oauth/redis-registrations.js'),
   ])
   // A write too few replicas confirmed (after a failover) succeeds; the shortfall is reported here.
   const tokens = new RedisTokenStore({
@@ -73,6 +79,10 @@ export async function openSharedStores(
   const rateLimits = new RedisRateLimitStore(option.url)
   const consents = new RedisPendingConsents(option.url, now)
   const reportReplays = new RedisReportReplayStore(option.url)
+  const registrations = new RedisRegistrationStore(option.url, {
+    now,
+    ...(options.maxRegisteredClients === undefined ? {} : { maxClients: options.maxRegisteredClients }),
+  })
   const close = async () => {
     await Promise.all([
       tokens.close(),
@@ -81,6 +91,7 @@ export async function openSharedStores(
       rateLimits.close(),
       consents.close(),
       reportReplays.close(),
+      registrations.close(),
     ])
   }
   try {
@@ -91,9 +102,20 @@ export async function openSharedStores(
       rateLimits.ready(CONNECT_TIMEOUT_MS),
       consents.ready(CONNECT_TIMEOUT_MS),
       reportReplays.ready(CONNECT_TIMEOUT_MS),
+      registrations.ready(CONNECT_TIMEOUT_MS),
     ])
     const signInKey = await sessions.signInKey()
-    return { tokens, oauthState, sessions, signInKey, rateLimits, consents, reportReplays, close }
+    return {
+      tokens,
+      oauthState,
+      sessions,
+      signInKey,
+      rateLimits,
+      consents,
+      reportReplays,
+      registrations,
+      close,
+    }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })

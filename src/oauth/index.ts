@@ -1,6 +1,7 @@
 /**
- * The OAuth server building blocks (docs/oauth.md; RFC 6749, 7636, 8628, 7009, 7662, 8707, 9207): PKCE,
- * authorization requests and codes, the device flow, the token, revocation and introspection
+ * The OAuth server building blocks (docs/oauth.md; RFC 6749, 7636, 8628, 7009, 7662, 8707, 9207, 7591): PKCE,
+ * authorization requests and codes, client ID metadata documents and dynamic registration (with the
+ * SSRF rule {@link isPublicAddress}), the device flow, the token, revocation and introspection
  * endpoints' rules and the state stores. For hosts that run their own authorization server; an API
  * that only checks tokens needs none of it (one on another host uses `data-access-policy/introspection`).
  *
@@ -15,6 +16,32 @@ export {
 } from '../tokens/token-record.js'
 export { buildRedirectUrl } from './build-redirect-url.js'
 export { calculatePkceChallenge } from './calculate-pkce-challenge.js'
+export {
+  type CacheLifetimeBounds,
+  type CheckClientIdUrlOptions,
+  type ClientIdUrlCheck,
+  type ClientMetadata,
+  type ClientMetadataParse,
+  checkClientIdUrl,
+  DEFAULT_DOCUMENT_CACHE_BOUNDS,
+  documentCacheLifetimeMs,
+  isPlainText,
+  MAX_CLIENT_ID_URL_LENGTH,
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_CLIENT_REDIRECT_URIS,
+  metadataDocumentClient,
+  parseClientMetadataDocument,
+} from './client-metadata-document.js'
+export {
+  type ClientRegistration,
+  type ClientRegistrationCheck,
+  generateRegisteredClientId,
+  isRegisteredClientId,
+  REGISTERED_CLIENT_ID_PREFIX,
+  registeredClient,
+  registrationResponse,
+  validateClientRegistration,
+} from './client-registration.js'
 export {
   type DecideDeviceAuthorizationOptions,
   type DecideDeviceAuthorizationResult,
@@ -64,7 +91,12 @@ export type {
 } from './oauth-state-records.js'
 export type { OAuthStateStore } from './oauth-state-store.js'
 export { isValidCodeChallenge, isValidCodeVerifier } from './pkce-syntax.js'
+export { isPublicAddress } from './public-address.js'
 export { isAllowedRedirectUri, isLoopbackRedirectUri } from './redirect-uri.js'
+export {
+  isRegistrableRedirectUri,
+  MAX_REGISTRABLE_REDIRECT_URI_LENGTH,
+} from './registrable-redirect-uri.js'
 export type { KnownResources } from './resource-indicators.js'
 export {
   type DeviceAuthorizationResponseBody,

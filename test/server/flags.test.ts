@@ -33,6 +33,8 @@ describe('command line', () => {
       store: { kind: 'memory' },
       ipv6Prefix: 64,
       maxLiveTokens: 100,
+      clientMetadataAllowHttpLoopback: false,
+      maxRegisteredClients: 10_000,
     })
   })
 
@@ -51,6 +53,9 @@ describe('command line', () => {
         '--ipv6-prefix',
         '56',
         '--max-live-tokens=500',
+        '--client-metadata-allow-http-loopback',
+        '--max-registered-clients',
+        '50',
       ]),
     ).toEqual({
       seed: 'seed.json',
@@ -61,7 +66,18 @@ describe('command line', () => {
       store: { kind: 'memory' },
       ipv6Prefix: 56,
       maxLiveTokens: 500,
+      clientMetadataAllowHttpLoopback: true,
+      maxRegisteredClients: 50,
     })
+  })
+
+  test.each([
+    [['--client-metadata-allow-http-loopback=yes'], 'takes no value'],
+    [['--client-metadata-allow-http-loopback', '--client-metadata-allow-http-loopback'], 'more than once'],
+    [['--max-registered-clients', '0'], 'from 1 to 1000000'],
+    [['--max-registered-clients', '1000001'], 'from 1 to 1000000'],
+  ])('%j is refused: %s', (argv, message) => {
+    expect(() => parseCommandLine(argv)).toThrow(message)
   })
 
   test('--help wins', () => {

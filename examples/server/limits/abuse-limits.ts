@@ -45,6 +45,11 @@ export interface AbuseLimits {
    * the answer is withheld (429).
    */
   readonly introspectionInactive: Limit
+  /**
+   * `POST /oauth/register` (RFC 7591), per network: each registration is kept for a day, so a
+   * network's share of the bounded store stays small.
+   */
+  readonly registration: Limit
   /** User codes entered on `POST /device`, right or wrong, per network. */
   readonly userCodeEntry: Limit
   /** `POST /signin` attempts, per network. */
@@ -87,6 +92,7 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   introspection: { max: 3000, windowMs: MINUTE },
   // Twice what an IntrospectionTokenStore passes on at most by default (300 misses a minute).
   introspectionInactive: { max: 600, windowMs: MINUTE },
+  registration: { max: 20, windowMs: 60 * MINUTE },
   userCodeEntry: { max: 50, windowMs: 15 * MINUTE },
   signIn: { max: 100, windowMs: 15 * MINUTE },
   signInHandle: { max: 5, windowMs: 15 * MINUTE },

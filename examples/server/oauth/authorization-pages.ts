@@ -129,7 +129,7 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
 
   const { request: authorization } = result
   const client =
-    authorization.clientId === undefined ? undefined : context.clients.identify(authorization.clientId)
+    authorization.clientId === undefined ? undefined : await context.clients.describe(authorization.clientId)
   if (session === undefined) {
     const next = safeNext(web.paths.to(request.target), web.paths)
     if (next === undefined) {

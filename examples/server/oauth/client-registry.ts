@@ -13,12 +13,16 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import {
   hashClientSecret,
+  isRegisteredClientId,
   type LookupClient,
   type OAuthClient,
   type OAuthParams,
+  registeredClient,
 } from 'data-access-policy/oauth'
 import { verifyPasswordFor } from '../limits/password-hash.js'
 import type { SeedOAuthClient } from '../seed/load.js'
+import type { MetadataDocumentClients } from './metadata-clients.js'
+import type { RegistrationStore } from './registrations.js'
 
 // Never a SHA-256 in hex (64 lower-case hex digits), so the core's comparison always fails on it.
 const NO_MATCH = 'no-secret-matches'
@@ -29,13 +33,31 @@ const NO_MATCH = 'no-secret-matches'
  */
 export const VERIFIED_SECRET_TTL_MS = 10 * 60_000
 
-/** A registered client as the pages show it. */
+/**
+ * Who vouches for a client: the operator (the seed), the client's own metadata document on its
+ * host, or nobody (it registered itself, RFC 7591).
+ */
+export type ClientOrigin = 'operator' | 'metadata-document' | 'registered'
+
+/** A client as the pages show it. */
 export interface ClientIdentity {
   readonly id: string
-  /** What the consent page calls the client: its id, as the seed gives no display name. */
+  /** What the consent page calls the client: an operator client's id, else its `client_name`. */
   readonly name: string
   readonly confidential: boolean
   readonly offline: boolean
+  /** Absent: an operator's client (consents stored before this field existed are all such). */
+  readonly origin?: ClientOrigin
+  /** The host a metadata document was fetched from. */
+  readonly host?: string
+}
+
+/** The clients that identify themselves, besides the seed's. */
+export interface SelfIdentifiedClients {
+  /** Metadata-document clients; absent: a URL `client_id` is unknown. */
+  readonly documents?: MetadataDocumentClients
+  /** Dynamically registered clients; absent: registration is off. */
+  readonly registrations?: RegistrationStore
 }
 
 function formDecode(text: string): string {
@@ -71,10 +93,71 @@ export class ClientRegistry {
   // registered client at most; a wrong secret is never remembered, so it always costs its check.
   readonly #verified = new Map<string, { readonly mac: Buffer; readonly until: number }>()
   readonly #macKey = randomBytes(32)
+  readonly #others: SelfIdentifiedClients
 
-  constructor(clients: readonly SeedOAuthClient[], now: () => number = Date.now) {
+  constructor(
+    clients: readonly SeedOAuthClient[],
+    now: () => number = Date.now,
+    others: SelfIdentifiedClients = {},
+  ) {
     this.#clients = new Map(clients.map((client) => [client.id, client]))
     this.#now = now
+    this.#others = others
+  }
+
+  /**
+   * How the pages name any client the endpoints know: an operator client, a metadata-document
+   * client (with its document's host) or a registered one; `undefined` for an unknown id.
+   *
+   * @example
+   * const client = await registry.describe(authorization.clientId)
+   */
+  async describe(id: string): Promise<ClientIdentity | undefined> {
+    const operator = this.identify(id)
+    if (operator !== undefined) return operator
+    if (this.#others.documents !== undefined && isUrlClientId(id)) {
+      const found = await this.#others.documents.lookup(id)
+      if (found === undefined) return undefined
+      const { client, host } = found
+      return {
+        id,
+        name: client.name ?? host,
+        confidential: false,
+        offline: false,
+        origin: 'metadata-document',
+        host,
+      }
+    }
+    const client = await this.#selfRegistered(id)
+    if (client === undefined) return undefined
+    return { id, name: client.name ?? id, confidential: false, offline: false, origin: 'registered' }
+  }
+
+  /**
+   * Records that a token was issued to `id`, so that a registered client's registration lives on
+   * (oauth/registrations.ts); nothing for other clients.
+   *
+   * @example
+   * if (response.status === 200) await registry.markUsed(params.client_id)
+   */
+  async markUsed(id: string): Promise<void> {
+    if (this.#others.registrations !== undefined && isRegisteredClientId(id) && !this.#clients.has(id)) {
+      await this.#others.registrations.markUsed(id)
+    }
+  }
+
+  // A metadata-document or registered client: public, never offline. Only for an id the seed lacks.
+  async #selfIdentified(id: string): Promise<OAuthClient | undefined> {
+    if (this.#others.documents !== undefined && isUrlClientId(id)) {
+      return (await this.#others.documents.lookup(id))?.client
+    }
+    return this.#selfRegistered(id)
+  }
+
+  async #selfRegistered(id: string): Promise<OAuthClient | undefined> {
+    if (this.#others.registrations === undefined || !isRegisteredClientId(id)) return undefined
+    const registration = await this.#others.registrations.get(id)
+    return registration === undefined ? undefined : registeredClient(id, registration)
   }
 
   /** How the pages name a registered client, or `undefined` for an unknown id. */
@@ -95,27 +178,33 @@ export class ClientRegistry {
    */
   readonly lookup: LookupClient = (id) => {
     const client = this.#clients.get(id)
-    return client === undefined
-      ? undefined
-      : this.#asCoreClient(client, client.secretHash === undefined ? undefined : NO_MATCH)
+    if (client === undefined) return this.#selfIdentified(id)
+    return this.#asCoreClient(client, client.secretHash === undefined ? undefined : NO_MATCH)
   }
 
   /**
    * The lookup for one token or device authorization request: the secret it presents (`Basic`
    * header or `client_secret`) is checked against the client's scrypt hash, once, in the turn of
-   * the requesting client `network` (limits/password-hash.ts).
+   * the requesting client `network` (limits/password-hash.ts). With `selfIdentified: false` (the
+   * device flow), only the seed's clients are known: a metadata document proves nothing without a
+   * redirect URI, so anyone could start a device grant under another's document and name.
    *
    * @example
    * const clients = registry.lookupFor(params, request.authorization[0], guard.network(request.clientAddress))
    * await handleTokenRequest(params, { clients, state, tokens, now })
    */
-  lookupFor(params: OAuthParams, authorization: string | undefined, network?: string): LookupClient {
+  lookupFor(
+    params: OAuthParams,
+    authorization: string | undefined,
+    network?: string,
+    { selfIdentified = true }: { readonly selfIdentified?: boolean } = {},
+  ): LookupClient {
     const presented = basicCredentials(authorization)?.secret ?? bodySecret(params)
     // One answer per id for the request: a second look-up (the core's, after checkFirst) reuses it.
     const answers = new Map<string, Promise<OAuthClient | undefined>>()
     const lookUp = async (id: string): Promise<OAuthClient | undefined> => {
       const client = this.#clients.get(id)
-      if (client === undefined) return undefined
+      if (client === undefined) return selfIdentified ? this.#selfIdentified(id) : undefined
       if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
       const verified = presented !== undefined && (await this.#verify(client, presented, network))
       return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)
@@ -195,4 +284,9 @@ export class ClientRegistry {
       ...(secretHash !== undefined && { secretHash }),
     }
   }
+}
+
+// A client id that names a metadata document: an http(s) URL (the document rules refuse the rest).
+function isUrlClientId(id: string): boolean {
+  return /^https?:\/\//i.test(id)
 }

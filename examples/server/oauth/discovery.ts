@@ -37,6 +37,10 @@ export function authorizationServerMetadata(origin: PublicOrigin): Record<string
     device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
+    // RFC 7591: public clients register themselves here (oauth/registration-endpoint.ts).
+    registration_endpoint: `${issuer}/oauth/register`,
+    // draft-ietf-oauth-client-id-metadata-document: an https client_id names the client's metadata.
+    client_id_metadata_document_supported: true,
     scopes_supported: SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

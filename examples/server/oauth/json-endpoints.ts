@@ -167,6 +167,12 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
     resources: context.resources().known,
     ...(context.accessTokenTtlMs !== undefined && { accessTokenTtlMs: context.accessTokenTtlMs }),
   })
+  // A registered client that obtained a token keeps its registration (oauth/registrations.ts).
+  if (response.status === 200 && typeof params.client_id === 'string') {
+    await context.clients
+      .markUsed(params.client_id)
+      .catch((error: unknown) => console.error('POST /oauth/token: registration not renewed:', error))
+  }
   return respond('POST /oauth/token', response)
 }
 
@@ -183,10 +189,12 @@ export async function deviceAuthorization(context: OAuthContext, request: ApiReq
   const checked = await readRequest(request)
   if (!checked.ok) return checked.result
   const { params, authorization } = checked
+  // Only the operator's clients may use the device flow (oauth/client-registry.ts).
   const clients = context.clients.lookupFor(
     params,
     authorization,
     context.guard.network(request.clientAddress),
+    { selfIdentified: false },
   )
   // The client's secret is checked before the cap is counted: a request with a wrong one waits its
   // turn in the hash queue holding none of everyone's cap (the core reuses the answer).

@@ -10,9 +10,22 @@ import type { PublicOrigin } from '../public-origin.js'
 import type { SeedOAuthClient } from '../seed/load.js'
 import type { SeedResource } from '../seed/schema.js'
 import type { WebContext } from '../web/web-context.js'
+import type { ResolveAll } from './client-metadata-fetch.js'
 import { ClientRegistry } from './client-registry.js'
+import { MetadataDocumentClients } from './metadata-clients.js'
 import { MemoryPendingConsents, type PendingConsentStore } from './pending-consents.js'
+import { MemoryRegistrationStore, type RegistrationStore } from './registrations.js'
 import { type ServerResources, serverResources } from './resources.js'
+
+/** How client ID metadata documents are fetched. */
+export interface ClientMetadataOptions {
+  /** `--client-metadata-allow-http-loopback`: documents at `http://127.0.0.1…` and `http://[::1]…`. */
+  readonly allowHttpLoopback?: boolean
+  /** The resolver the fetch checks; the system's by default. Tests inject one. */
+  readonly resolve?: ResolveAll
+  /** The fetch's deadline; 5 s by default. */
+  readonly deadlineMs?: number
+}
 
 /** Options of {@link createOAuthContext}. */
 export interface OAuthContextOptions {
@@ -35,6 +48,10 @@ export interface OAuthContextOptions {
   readonly origin: PublicOrigin
   /** The seed's resource servers, which tokens may be issued for besides the API (RFC 8707). */
   readonly resources?: readonly SeedResource[]
+  /** How metadata documents are fetched (client ids that are URLs). */
+  readonly clientMetadata?: ClientMetadataOptions
+  /** Where dynamically registered clients live; in memory (10,000 at most) by default. */
+  readonly registrations?: RegistrationStore
 }
 
 /** The shared state of the OAuth routes. */
@@ -50,6 +67,8 @@ export interface OAuthContext {
   readonly origin: PublicOrigin
   /** The resources tokens may be for, for the current public URL (oauth/resources.ts). */
   readonly resources: () => ServerResources
+  /** Dynamically registered clients (oauth/registration-endpoint.ts). */
+  readonly registrations: RegistrationStore | undefined
 }
 
 /**
@@ -60,8 +79,11 @@ export interface OAuthContext {
  */
 export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
   const now = options.now ?? options.web.now
+  const registrations = options.registrations ?? new MemoryRegistrationStore({ now })
+  const documents = new MetadataDocumentClients({ ...options.clientMetadata, now })
   return {
-    clients: new ClientRegistry(options.clients, now),
+    clients: new ClientRegistry(options.clients, now, { documents, registrations }),
+    registrations,
     state: options.state ?? new MemoryOAuthStateStore(),
     tokens: options.tokens,
     web: options.web,

@@ -35,10 +35,29 @@ export function describeClient(
   if (client === undefined) {
     return { name: kind === 'code' ? SESSION_CLIENT_LABEL : SESSION_DEVICE_LABEL, detail: undefined }
   }
+  if (client.origin === 'metadata-document') {
+    return {
+      name: client.name,
+      detail: `described by a document on ${client.host ?? 'its site'}; not verified by this server`,
+    }
+  }
+  if (client.origin === 'registered') {
+    return { name: client.name, detail: 'registered itself; not verified by this server' }
+  }
   return {
     name: client.name,
     detail: client.name === client.id ? 'a client registered with this server' : `client id ${client.id}`,
   }
+}
+
+// What the consent page adds for a client the operator did not register.
+function unverifiedNote(client: ClientIdentity | undefined): string {
+  if (client?.origin !== 'metadata-document' && client?.origin !== 'registered') return ''
+  const who =
+    client.origin === 'metadata-document'
+      ? `Its name comes from a document on ${client.host ?? 'its site'}: anyone can publish one, so only continue if you started this from an application you trust on that site.`
+      : 'It registered itself with this server: its name is whatever it chose.'
+  return `<p id="client-unverified"><strong>Unverified application.</strong> ${escapeHtml(who)} It will not get offline access: it was not registered with the operator.</p>\n`
 }
 
 /** The host (and port) of a redirect URI, shown so the user can see where the answer goes. */
@@ -126,7 +145,7 @@ export function consentPage(options: ConsentPageOptions): RouteResult {
     session,
     body: `<div class="warning" role="region" aria-label="Application">
 <p>Application: <strong>${escapeHtml(client.name)}</strong>${detail}</p>
-${where}
+${unverifiedNote(pending.client)}${where}
 </div>
 <p>It asks to act as <strong>${escapeHtml(session.handle)}</strong> with these scopes:</p>
 <h2 id="scopes-heading">Requested scopes</h2>

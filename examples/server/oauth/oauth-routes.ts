@@ -11,6 +11,7 @@
  * | `POST /oauth/token` | codes, device codes and refresh tokens for tokens (form or JSON body) |
  * | `POST /oauth/revoke` | a client revokes a token it was issued (RFC 7009) |
  * | `POST /oauth/introspect` | a resource server's client asks about a token (RFC 7662) |
+ * | `POST /oauth/register` | a public client registers itself (RFC 7591) |
  * | `GET /.well-known/oauth-authorization-server[/PREFIX]` | the endpoints, for discovery (RFC 8414) |
  * | `GET /.well-known/oauth-protected-resource[/PREFIX][/api/v1]` | the API's metadata (RFC 9728) |
  *
@@ -29,6 +30,7 @@ import { discoveryRoutes } from './discovery.js'
 import { deviceAuthorization, token } from './json-endpoints.js'
 import { createOAuthContext, type OAuthContext, type OAuthContextOptions } from './oauth-context.js'
 import { CONSENT_PATH, DEVICE_PATH } from './oauth-pages.js'
+import { REGISTRATION_PATH, register } from './registration-endpoint.js'
 import { introspect, revoke } from './token-management-endpoints.js'
 
 // The JSON endpoints' answer when a store fails before the core runs (a rate-limit count): the core's
@@ -75,6 +77,7 @@ export function oauthRoutes(options: OAuthContextOptions): OAuthRouteSet {
       handle: (request) => introspect(context, request),
       unavailable,
     },
+    { method: 'POST', path: REGISTRATION_PATH, handle: (request) => register(context, request), unavailable },
     ...discoveryRoutes(context.origin),
   ]
   return { name: 'oauth', routes, context }

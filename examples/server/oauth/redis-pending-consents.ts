@@ -79,6 +79,8 @@ const clientShape = z
     name: z.string(),
     confidential: z.boolean(),
     offline: z.boolean(),
+    origin: z.enum(['operator', 'metadata-document', 'registered']).optional(),
+    host: z.string().optional(),
   })
   .optional()
 

@@ -1,0 +1,174 @@
+/**
+ * Dynamically registered clients on the server's Redis (`--store redis://…` or `redis-cluster://…`),
+ * so that a client registered through one instance is known to all. Every key carries one hash tag,
+ * so a cluster keeps them in one slot and each script runs there: a registration is a string under
+ * `PREFIX{registrations}:client:ID` with its TTL, and two sorted sets (unused, used) hold the ids by
+ * expiry, so that the bound is kept by one script (expired ids dropped, then the oldest unused, then
+ * the oldest used pushed out) and the sets themselves expire when no registration is left.
+ */
+import { randomBytes } from 'node:crypto'
+import { TokenStoreError } from 'data-access-policy'
+import type { ClientRegistration } from 'data-access-policy/oauth'
+import {
+  closeRedisConnection as closeConnection,
+  openRedisConnection as openConnection,
+  type RedisConnection,
+  type RedisTarget,
+  redisReady as whenReady,
+} from 'data-access-policy/redis'
+import { z } from 'zod'
+import {
+  DEFAULT_MAX_REGISTERED_CLIENTS,
+  type RegistrationStore,
+  type RegistrationStoreOptions,
+  UNUSED_REGISTRATION_TTL_MS,
+  USED_REGISTRATION_TTL_MS,
+} from './registrations.js'
+
+// KEYS: the new client's key, the unused set, the used set. ARGV: the id, the JSON, its TTL in ms,
+// the bound, now, the key prefix of clients, the sets' TTL in ms.
+const ADD = `
+local now = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+while redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) do
+  local oldest = redis.call('ZPOPMIN', KEYS[2])
+  if #oldest == 0 then oldest = redis.call('ZPOPMIN', KEYS[3]) end
+  if #oldest == 0 then break end
+  redis.call('DEL', ARGV[6] .. oldest[1])
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+redis.call('PEXPIRE', KEYS[3], ARGV[7])
+`
+
+// KEYS: the client's key, the unused set, the used set. ARGV: the id, its TTL in ms, now, the sets'
+// TTL in ms.
+const MARK_USED = `
+if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[3]) + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+return 1
+`
+
+const storedShape = z.object({
+  redirectUris: z.array(z.string()),
+  name: z.string().optional(),
+  scope: z.string().optional(),
+})
+
+/**
+ * Registrations on Redis.
+ *
+ * @example
+ * const registrations = new RedisRegistrationStore('redis://127.0.0.1:6379')
+ * await registrations.ready()
+ */
+export class RedisRegistrationStore implements RegistrationStore {
+  readonly #client: RedisConnection
+  readonly #prefix: string
+  readonly #max: number
+  readonly #now: () => number
+  readonly #unusedTtlMs: number
+  readonly #usedTtlMs: number
+
+  constructor(target: RedisTarget, options: RegistrationStoreOptions & { readonly keyPrefix?: string } = {}) {
+    this.#client = openConnection(target, 500, `dap-registrations-${randomBytes(8).toString('hex')}`)
+    this.#client.on('error', () => {})
+    this.#prefix = `${options.keyPrefix ?? 'dap:'}{registrations}:`
+    this.#max = options.maxClients ?? DEFAULT_MAX_REGISTERED_CLIENTS
+    this.#now = options.now ?? Date.now
+    this.#unusedTtlMs = options.unusedTtlMs ?? UNUSED_REGISTRATION_TTL_MS
+    this.#usedTtlMs = options.usedTtlMs ?? USED_REGISTRATION_TTL_MS
+  }
+
+  /** Resolves once connected; rejects with a `TokenStoreError` after `timeoutMs`. */
+  ready(timeoutMs = 5000): Promise<void> {
+    return whenReady(this.#client, timeoutMs)
+  }
+
+  /** Closes the connection. */
+  close(): Promise<void> {
+    return closeConnection(this.#client)
+  }
+
+  async add(id: string, registration: ClientRegistration): Promise<void> {
+    const stored = JSON.stringify({
+      redirectUris: registration.redirectUris,
+      ...(registration.name !== undefined && { name: registration.name }),
+      ...(registration.scope !== undefined && { scope: registration.scope }),
+    })
+    await this.#run('keep a registration', () =>
+      this.#client.eval(
+        ADD,
+        3,
+        this.#clientKey(id),
+        `${this.#prefix}unused`,
+        `${this.#prefix}used`,
+        id,
+        stored,
+        this.#unusedTtlMs,
+        this.#max,
+        this.#now(),
+        `${this.#prefix}client:`,
+        Math.max(this.#unusedTtlMs, this.#usedTtlMs),
+      ),
+    )
+  }
+
+  async get(id: string): Promise<ClientRegistration | undefined> {
+    const text = await this.#run('read a registration', () => this.#client.get(this.#clientKey(id)))
+    if (text === null) return undefined
+    const parsed = storedShape.safeParse(safeJson(text))
+    if (!parsed.success) throw new TokenStoreError(`Redis holds an unreadable registration for ${id}`)
+    return { redirectUris: parsed.data.redirectUris, name: parsed.data.name, scope: parsed.data.scope }
+  }
+
+  async markUsed(id: string): Promise<void> {
+    await this.#run('renew a registration', () =>
+      this.#client.eval(
+        MARK_USED,
+        3,
+        this.#clientKey(id),
+        `${this.#prefix}unused`,
+        `${this.#prefix}used`,
+        id,
+        this.#usedTtlMs,
+        this.#now(),
+        Math.max(this.#unusedTtlMs, this.#usedTtlMs),
+      ),
+    )
+  }
+
+  async size(): Promise<number> {
+    const [unused, used] = await this.#run('count registrations', () =>
+      Promise.all([this.#client.zcard(`${this.#prefix}unused`), this.#client.zcard(`${this.#prefix}used`)]),
+    )
+    return unused + used
+  }
+
+  #clientKey(id: string): string {
+    return `${this.#prefix}client:${id}`
+  }
+
+  async #run<T>(action: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call()
+    } catch (error) {
+      if (error instanceof TokenStoreError) throw error
+      const detail = error instanceof Error ? error.message : String(error)
+      throw new TokenStoreError(`Redis could not ${action}: ${detail}`, { cause: error })
+    }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
