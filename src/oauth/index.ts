@@ -1,5 +1,5 @@
 /**
- * The OAuth server building blocks (docs/oauth.md; RFC 6749, 7636, 8628, 7009, 7662, 8707, 9207): PKCE,
+ * The OAuth server building blocks (docs/oauth.md; RFC 6749, 7636, 8628, 7009, 7662, 8707, 9207, 9449): PKCE,
  * authorization requests and codes, the device flow, the token, revocation and introspection
  * endpoints' rules and the state stores. For hosts that run their own authorization server; an API
  * that only checks tokens needs none of it (one on another host uses `data-access-policy/introspection`).
@@ -66,6 +66,7 @@ export type { OAuthStateStore } from './oauth-state-store.js'
 export { isValidCodeChallenge, isValidCodeVerifier } from './pkce-syntax.js'
 export { isAllowedRedirectUri, isLoopbackRedirectUri } from './redirect-uri.js'
 export type { KnownResources } from './resource-indicators.js'
+export type { TokenEndpointDpopOptions } from './token-endpoint-dpop.js'
 export {
   type DeviceAuthorizationResponseBody,
   type StartDeviceAuthorizationOptions,

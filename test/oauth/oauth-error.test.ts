@@ -31,9 +31,11 @@ describe('OAuthError', () => {
     temporarily_unavailable: 503,
     unsupported_token_type: 400,
     invalid_target: 400,
+    invalid_dpop_proof: 400,
+    use_dpop_nonce: 400,
   }
 
-  it('has a closed list of the RFC 6749, RFC 8628, RFC 7009 and RFC 8707 codes', () => {
+  it('has a closed list of the RFC 6749, RFC 8628, RFC 7009, RFC 8707 and RFC 9449 codes', () => {
     expect([...OAUTH_ERROR_CODES].sort()).toEqual(Object.keys(statuses).sort())
   })
 
