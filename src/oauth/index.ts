@@ -66,12 +66,12 @@ export type { OAuthStateStore } from './oauth-state-store.js'
 export { isValidCodeChallenge, isValidCodeVerifier } from './pkce-syntax.js'
 export { isAllowedRedirectUri, isLoopbackRedirectUri } from './redirect-uri.js'
 export type { KnownResources } from './resource-indicators.js'
-export type { TokenEndpointDpopOptions } from './token-endpoint-dpop.js'
 export {
   type DeviceAuthorizationResponseBody,
   type StartDeviceAuthorizationOptions,
   startDeviceAuthorization,
 } from './start-device-authorization.js'
+export type { TokenEndpointDpopOptions } from './token-endpoint-dpop.js'
 export {
   type AuthorizationRequest,
   type ValidateAuthorizationRequestOptions,

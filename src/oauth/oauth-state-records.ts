@@ -113,7 +113,9 @@ const tokenIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/)
 const familyIdSchema = z.string().regex(/^rf_[0-9A-Za-z]{16}$/)
 const challengeSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be an S256 code challenge')
 const scopesSchema = z.array(z.enum(SCOPES)).readonly()
-const jktSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
+const jktSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
 const audienceSchema = z
   .array(z.string().refine(isResourceIdentifier, RESOURCE_IDENTIFIER_RULE))
   .min(1)

@@ -99,9 +99,15 @@ export function requireClientProof(client: OAuthClient | undefined, jkt: string 
 export function requireBoundKey(expected: string | undefined, jkt: string | undefined, what: string): void {
   if (expected === undefined) return
   if (jkt === undefined) {
-    throw new OAuthError('invalid_dpop_proof', `${what} is bound to a DPoP key: send a DPoP proof signed by it`)
+    throw new OAuthError(
+      'invalid_dpop_proof',
+      `${what} is bound to a DPoP key: send a DPoP proof signed by it`,
+    )
   }
   if (jkt !== expected) {
-    throw new OAuthError('invalid_dpop_proof', `the DPoP proof is signed by another key than ${what} is bound to`)
+    throw new OAuthError(
+      'invalid_dpop_proof',
+      `the DPoP proof is signed by another key than ${what} is bound to`,
+    )
   }
 }

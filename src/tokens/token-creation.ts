@@ -192,7 +192,10 @@ export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken
   }
   const dpopJkt = options.dpopJkt
   if (dpopJkt !== undefined && (typeof dpopJkt !== 'string' || !JWK_THUMBPRINT.test(dpopJkt))) {
-    throw new ConfigError(['dpopJkt'], `must be a JWK SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(dpopJkt)}`)
+    throw new ConfigError(
+      ['dpopJkt'],
+      `must be a JWK SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(dpopJkt)}`,
+    )
   }
   const fields: RecordFields = {
     id: chooseId(options.id),
