@@ -192,6 +192,7 @@ export class ClientRegistry {
       offline: client.offline,
       name: client.id,
       introspect: client.introspect,
+      ...(client.dpopBound === true && { dpopBound: true }),
       ...(secretHash !== undefined && { secretHash }),
     }
   }

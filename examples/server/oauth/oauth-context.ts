@@ -4,6 +4,7 @@
  * context (sessions, sign-in, CSRF), the pending consents and the clock.
  */
 import type { TokenStore } from 'data-access-policy'
+import { type DpopReplayCache, MemoryDpopReplayCache } from 'data-access-policy/dpop'
 import { MemoryOAuthStateStore, type OAuthStateStore } from 'data-access-policy/oauth'
 import type { AbuseGuard } from '../limits/abuse-limits.js'
 import type { PublicOrigin } from '../public-origin.js'
@@ -35,6 +36,8 @@ export interface OAuthContextOptions {
   readonly origin: PublicOrigin
   /** The seed's resource servers, which tokens may be issued for besides the API (RFC 8707). */
   readonly resources?: readonly SeedResource[]
+  /** Where the token endpoint remembers used DPoP proofs; in memory (one instance) by default. */
+  readonly dpopReplayCache?: DpopReplayCache
 }
 
 /** The shared state of the OAuth routes. */
@@ -50,6 +53,8 @@ export interface OAuthContext {
   readonly origin: PublicOrigin
   /** The resources tokens may be for, for the current public URL (oauth/resources.ts). */
   readonly resources: () => ServerResources
+  /** The token endpoint's DPoP replay cache (RFC 9449 §11.1). */
+  readonly dpopReplayCache: DpopReplayCache
 }
 
 /**
@@ -71,5 +76,6 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
     guard: options.guard,
     origin: options.origin,
     resources: serverResources(options.origin, options.resources ?? []),
+    dpopReplayCache: options.dpopReplayCache ?? new MemoryDpopReplayCache(),
   }
 }
