@@ -3,7 +3,6 @@
  * bound (none is pushed out), while a signed-in user's oldest makes room for the newest.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { parseScopes } from '../../src/index.js'
 import {
   CONSENT_TTL_MS,
   type ConsentSubject,
@@ -11,6 +10,7 @@ import {
   MAX_PENDING_CONSENTS_PER_GRANT,
 } from '../../examples/server/oauth/pending-consents.js'
 import { RedisPendingConsents } from '../../examples/server/oauth/redis-pending-consents.js'
+import { parseScopes } from '../../src/index.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 
 const subject: ConsentSubject = {

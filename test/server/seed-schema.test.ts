@@ -387,7 +387,12 @@ describe('seed validation', () => {
       revoked: false,
     })
     expect(seed.tokens[1]).toMatchObject({ scopes: ['public'], expiresAt: undefined, revoked: false })
-    expect(seed.clients[0]).toMatchObject({ secret: 'shh', offline: true, introspect: false, dpopBound: false })
+    expect(seed.clients[0]).toMatchObject({
+      secret: 'shh',
+      offline: true,
+      introspect: false,
+      dpopBound: false,
+    })
   })
 
   test('accepts a resource server: a confidential client that introspects, without redirect URIs', () => {
