@@ -46,8 +46,11 @@ export type IntrospectionResponseBody =
       /** The user the token acts for. */
       readonly sub: string
       readonly username?: string
-      /** `Bearer` for an access token; absent for a refresh token, which is no bearer credential. */
-      readonly token_type?: 'Bearer'
+      /**
+       * `DPoP` for an access token bound to a key (RFC 9449 §6.2), `Bearer` for any other; absent
+       * for a refresh token, which is no credential at a resource.
+       */
+      readonly token_type?: 'Bearer' | 'DPoP'
       /** Expiry in seconds since the epoch; absent for an API token that never expires. */
       readonly exp?: number
       /** Issue instant in seconds since the epoch. */
@@ -59,6 +62,8 @@ export type IntrospectionResponseBody =
        * array when several; absent for a token usable at any of the issuer's resources.
        */
       readonly aud?: string | readonly string[]
+      /** The key a bound token is for (RFC 9449 §6.2, RFC 7800): its JWK SHA-256 thumbprint. */
+      readonly cnf?: { readonly jkt: string }
     }
 
 /** The answer of the introspection endpoint: an RFC 7662 body, or a §5.2 error body, never cached. */
@@ -97,6 +102,7 @@ function describe(
     bearer: boolean
     id: string | undefined
     audience: readonly string[] | undefined
+    jkt: string | undefined
   }
   if (found.type === 'access') {
     const { record } = found
@@ -110,6 +116,7 @@ function describe(
       bearer: true,
       id: record.id,
       audience: record.audience,
+      jkt: record.dpopJkt,
     }
   } else if (found.type === 'refresh') {
     const { family } = found
@@ -124,6 +131,7 @@ function describe(
       bearer: false,
       id: undefined,
       audience: family.audience,
+      jkt: family.dpopJkt,
     }
   } else {
     return INACTIVE
@@ -135,11 +143,12 @@ function describe(
     ...(fields.clientId !== undefined && { client_id: fields.clientId }),
     sub: fields.userId,
     ...(username !== undefined && { username }),
-    ...(fields.bearer && { token_type: 'Bearer' as const }),
+    ...(fields.bearer && { token_type: fields.jkt === undefined ? ('Bearer' as const) : ('DPoP' as const) }),
     ...(fields.expiresAt !== undefined && { exp: seconds(fields.expiresAt) }),
     iat: seconds(fields.createdAt),
     ...(fields.id !== undefined && { jti: fields.id }),
     ...(fields.audience !== undefined && { aud: audienceClaim(fields.audience) }),
+    ...(fields.jkt !== undefined && { cnf: { jkt: fields.jkt } }),
   }
 }
 
@@ -155,8 +164,9 @@ function audienceClaim(audience: readonly string[]): string | readonly string[] 
  * grant, `unauthorized_client`. Then `{"active": false}` for anything not currently valid (unknown,
  * malformed, expired, revoked, a rotated refresh token), else `active`, `scope`, `client_id`,
  * `sub`, `username` (with {@link HandleIntrospectionRequestOptions.usernameOf}), `token_type`,
- * `exp`, `iat`, `jti` (the token's id) and `aud` (the token's resources: a string for one, an array
- * for several; absent for a token without audience). Works for API (`dap_`) and OAuth (`dao_`) access tokens
+ * `exp`, `iat`, `jti` (the token's id), `aud` (the token's resources: a string for one, an array
+ * for several; absent for a token without audience) and, for a token bound to a DPoP key,
+ * `token_type` `DPoP` and `cnf.jkt` (RFC 9449 §6.2). Works for API (`dap_`) and OAuth (`dao_`) access tokens
  * and for refresh tokens; never answers the token value. A store failure is `server_error` (503),
  * never `active`.
  *

@@ -18,6 +18,12 @@ import { redeemAuthorizationCode } from './redeem-authorization-code.js'
 import { redeemDeviceCode } from './redeem-device-code.js'
 import { refreshAccessToken } from './refresh-access-token.js'
 import { compileKnownResources, type KnownResources } from './resource-indicators.js'
+import {
+  requireClientProof,
+  requireDpopOptions,
+  type TokenEndpointDpopOptions,
+  verifyTokenRequestProof,
+} from './token-endpoint-dpop.js'
 
 export type { TokenResponseBody } from './issue-tokens.js'
 
@@ -52,6 +58,14 @@ export type HandleTokenRequestOptions = {
    * endpoints'. Without it, any `resource` is `invalid_target`.
    */
   readonly resources?: KnownResources | undefined
+  /**
+   * DPoP support (RFC 9449 §5): the token endpoint's published URL and the replay cache. Without
+   * it a `DPoP` header is ignored and tokens are bearer tokens; a `dpopBound` client or a code
+   * requested with `dpop_jkt` cannot get any.
+   */
+  readonly dpop?: TokenEndpointDpopOptions | undefined
+  /** Every `DPoP` header value of the request, as received (more than one is refused). */
+  readonly dpopProofs?: readonly string[] | undefined
 }
 
 /** The answer of the token endpoint: a §5.1 token body or a §5.2 error body, never cached. */
@@ -78,16 +92,24 @@ const GRANT_HANDLERS: ReadonlyMap<string, GrantHandler> = new Map([
  * `resource` (repeatable) may narrow it, and naming a resource outside it is `invalid_target`, with
  * nothing issued. A store or registry failure answers `server_error` (503).
  *
+ * DPoP (RFC 9449 §5, with `dpop`): a request with a valid proof (one `DPoP` header, `htm` `POST`,
+ * `htu` the published token endpoint URL, never replayed) gets an access token bound to the proof's
+ * key and `token_type` `DPoP`; so does a public client's refresh family. A bound family, a code
+ * requested with `dpop_jkt` and a `dpopBound` client need a proof by the right key. A bad proof is
+ * `invalid_dpop_proof` (400); a replay cache that fails is `temporarily_unavailable` (503).
+ *
  * @throws {ConfigError} for a bad option (`realm`, a TTL), {@link InvalidArgumentError} for a bad `now`.
  * @example
  * const { status, headers, body } = await handleTokenRequest(params, {
  *   clients, state, tokens, now: Date.now(), authorization: req.headers.authorization,
  *   resources: { known: [`${origin}/api/v1`], defaultResource: `${origin}/api/v1` },
+ *   dpop: { url: `${origin}/oauth/token`, replayCache }, dpopProofs: req.headersDistinct.dpop,
  * })
  * reply.code(status).headers(headers).send(body)
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-5
  * @see https://www.rfc-editor.org/rfc/rfc8628#section-3.4
  * @see https://www.rfc-editor.org/rfc/rfc8707#section-2.2
+ * @see https://www.rfc-editor.org/rfc/rfc9449#section-5
  */
 export async function handleTokenRequest(
   params: OAuthParams,
@@ -108,6 +130,7 @@ export async function handleTokenRequest(
     MAX_TTL_MS,
   )
   const resources = compileKnownResources(options.resources)
+  requireDpopOptions(options.dpop)
   try {
     const grantType = readParam(params, 'grant_type')
     if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required')
@@ -123,6 +146,9 @@ export async function handleTokenRequest(
         'grant_type must be authorization_code, refresh_token or device_code',
       )
     }
+    // Checked before the grant is touched: a bad proof consumes no code and rotates nothing.
+    const dpopJkt = await verifyTokenRequestProof(options.dpopProofs, options.dpop, options.now)
+    requireClientProof(client, dpopJkt)
     const context: GrantContext = {
       client,
       state: options.state,
@@ -131,6 +157,7 @@ export async function handleTokenRequest(
       accessTokenTtlMs,
       refreshTokenTtlMs,
       resources,
+      dpopJkt,
     }
     return successResponse(await handler(context, params))
   } catch (error) {

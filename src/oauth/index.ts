@@ -1,7 +1,7 @@
 /**
- * The OAuth server building blocks (docs/oauth.md; RFC 6749, 7636, 8628, 7009, 7662, 8707, 9207, 7591): PKCE,
- * authorization requests and codes, client ID metadata documents and dynamic registration (with the
- * SSRF rule {@link isPublicAddress}), the device flow, the token, revocation and introspection
+ * The OAuth server building blocks (docs/oauth.md; RFC 6749, 7636, 8628, 7009, 7662, 8707, 9207, 7591, 9449):
+ * PKCE, authorization requests and codes, client ID metadata documents and dynamic registration (with
+ * the SSRF rule {@link isPublicAddress}), sender-constrained tokens (DPoP), the device flow, the token, revocation and introspection
  * endpoints' rules and the state stores. For hosts that run their own authorization server; an API
  * that only checks tokens needs none of it (one on another host uses `data-access-policy/introspection`).
  *
@@ -103,6 +103,7 @@ export {
   type StartDeviceAuthorizationOptions,
   startDeviceAuthorization,
 } from './start-device-authorization.js'
+export type { TokenEndpointDpopOptions } from './token-endpoint-dpop.js'
 export {
   type AuthorizationRequest,
   type ValidateAuthorizationRequestOptions,

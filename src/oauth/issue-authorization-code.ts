@@ -35,7 +35,7 @@ export type IssueAuthorizationCodeResult = {
 /**
  * Issues a single-use authorization code after the user approved: 190 random bits, stored only as
  * its SHA-256, bound to the client, redirect URI, code challenge, scopes, audience (the request's,
- * fixed here) and user, valid ≤ 60 s.
+ * fixed here), `dpop_jkt` (RFC 9449 §10) and user, valid ≤ 60 s.
  *
  * @throws {ConfigError} for a bad `ttlMs`; {@link InvalidArgumentError} for a bad `now` or `userId`.
  * @example
@@ -77,6 +77,7 @@ export async function issueAuthorizationCode(
     // Kept as long again, so that a late redemption hears "expired" rather than "unknown".
     retainUntil: expiresAt + ttlMs,
     issuedTokenIds: [],
+    ...(request.dpopJkt !== undefined && { dpopJkt: request.dpopJkt }),
   }
   await options.store.saveAuthorizationCode(record)
   const location = buildRedirectUrl(request.redirectUri, { code, state: request.state, iss: options.issuer })

@@ -13,7 +13,8 @@ import { updateRecord } from './update-record.js'
 /** The successful token response (RFC 6749 §5.1). */
 export type TokenResponseBody = {
   readonly access_token: string
-  readonly token_type: 'Bearer'
+  /** `DPoP` for a token bound to the key of the request's DPoP proof (RFC 9449 §5), else `Bearer`. */
+  readonly token_type: 'Bearer' | 'DPoP'
   /** Lifetime of the access token in seconds. */
   readonly expires_in: number
   /** The scopes of the access token, space-delimited, `public` first. */
@@ -33,6 +34,8 @@ export type GrantContext = {
   readonly refreshTokenTtlMs: number
   /** The resources a `resource` parameter may name; `undefined` when the host declared none. */
   readonly resources: CompiledResources | undefined
+  /** The thumbprint of the request's verified DPoP proof key; `undefined` without a proof. */
+  readonly dpopJkt: string | undefined
 }
 
 /** Tokens issued for one grant: the response body and what to record for a later revocation. */
@@ -73,7 +76,10 @@ export type Grant = {
   readonly audience: readonly string[] | undefined
 }
 
-/** Creates and saves an OAuth access token (`dao_`), without a refresh token. */
+/**
+ * Creates and saves an OAuth access token (`dao_`), without a refresh token; bound to the request's
+ * DPoP key when it came with a proof (RFC 9449 §5).
+ */
 export async function issueAccessToken(
   context: GrantContext,
   grant: Grant,
@@ -83,6 +89,7 @@ export async function issueAccessToken(
     scopes: grant.scopes,
     ...(grant.audience !== undefined && { audience: grant.audience }),
     ...(context.client !== undefined && { clientId: context.client.id }),
+    ...(context.dpopJkt !== undefined && { dpopJkt: context.dpopJkt }),
     now: context.now,
     ttlMs: context.accessTokenTtlMs,
   })
@@ -99,11 +106,20 @@ export function tokenResponseBody(
 ): TokenResponseBody {
   return {
     access_token: accessToken,
-    token_type: 'Bearer',
+    token_type: context.dpopJkt === undefined ? 'Bearer' : 'DPoP',
     expires_in: Math.floor(context.accessTokenTtlMs / 1000),
     scope: scopes.join(' '),
     ...(refreshToken !== undefined && { refresh_token: refreshToken }),
   }
+}
+
+/**
+ * The key a refresh family is bound to (RFC 9449 §5): the proof's, for a public client. A
+ * confidential client's refresh tokens are bound to its credentials instead, which lets it rotate
+ * its DPoP key at a refresh.
+ */
+export function familyBinding(client: OAuthClient, dpopJkt: string | undefined): string | undefined {
+  return client.secretHash === undefined ? dpopJkt : undefined
 }
 
 /**
@@ -123,6 +139,7 @@ export async function issueTokens(
     return { body: tokenResponseBody(context, value, scopes), accessToken: token, expiresAt: token.expiresAt }
   }
   const familyId = generateFamilyId()
+  const dpopJkt = familyBinding(client, context.dpopJkt)
   const refreshToken = generateRefreshToken(familyId)
   const refreshExpiresAt = context.now + context.refreshTokenTtlMs
   const expiresAt = Math.max(refreshExpiresAt, token.expiresAt)
@@ -138,6 +155,7 @@ export async function issueTokens(
     createdAt: context.now,
     expiresAt: refreshExpiresAt,
     retainUntil: expiresAt,
+    ...(dpopJkt !== undefined && { dpopJkt }),
   }
   try {
     await context.state.saveRefreshFamily(family)

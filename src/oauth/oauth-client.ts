@@ -27,6 +27,11 @@ export type OAuthClient = {
    * credential. Only a confidential client (with `secretHash`) may hold it.
    */
   readonly introspect?: boolean
+  /**
+   * The operator's rule that the client's tokens are always sender-constrained (RFC 9449): each of
+   * its token requests must carry a DPoP proof, else `invalid_dpop_proof`.
+   */
+  readonly dpopBound?: boolean
 }
 
 /**

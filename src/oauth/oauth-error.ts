@@ -2,7 +2,7 @@ import { DataAccessPolicyError } from '../errors.js'
 
 /**
  * The OAuth error codes this library answers with (RFC 6749 §4.1.2.1 and §5.2, RFC 8628 §3.5,
- * RFC 7009 §2.2.1, RFC 8707 §2, RFC 7591 §3.2.2).
+ * RFC 7009 §2.2.1, RFC 8707 §2, RFC 7591 §3.2.2, RFC 9449 §5 and §8).
  */
 export const OAUTH_ERROR_CODES = [
   'invalid_request',
@@ -23,6 +23,9 @@ export const OAUTH_ERROR_CODES = [
   // RFC 7591 §3.2.2: a dynamic registration request the server refuses.
   'invalid_redirect_uri',
   'invalid_client_metadata',
+  // RFC 9449 §5 and §8: a DPoP proof the token endpoint refuses, or one without its nonce.
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ] as const
 
 /** One of the OAuth error codes of {@link OAUTH_ERROR_CODES}: a closed union. */

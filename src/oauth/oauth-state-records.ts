@@ -31,6 +31,11 @@ export type AuthorizationCodeRecord = {
   readonly issuedTokenIds: readonly string[]
   /** The refresh-token family the code started, revoked if the code is used again. */
   readonly refreshFamilyId?: string
+  /**
+   * The `dpop_jkt` of the authorization request (RFC 9449 §10): the code is redeemed only with a
+   * DPoP proof by the key of this thumbprint.
+   */
+  readonly dpopJkt?: string
 }
 
 /** Where a device grant stands. `redeemed`: its device code has been exchanged for a token. */
@@ -90,6 +95,11 @@ export type RefreshFamilyRecord = {
   readonly expiresAt: number
   readonly retainUntil: number
   readonly revokedAt?: number
+  /**
+   * The thumbprint of the key the family is bound to (RFC 9449 §5, public clients only): each
+   * refresh needs a DPoP proof by that key.
+   */
+  readonly dpopJkt?: string
 }
 
 const hashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 in lower-case hex')
@@ -103,6 +113,9 @@ const tokenIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/)
 const familyIdSchema = z.string().regex(/^rf_[0-9A-Za-z]{16}$/)
 const challengeSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be an S256 code challenge')
 const scopesSchema = z.array(z.enum(SCOPES)).readonly()
+const jktSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
 const audienceSchema = z
   .array(z.string().refine(isResourceIdentifier, RESOURCE_IDENTIFIER_RULE))
   .min(1)
@@ -127,6 +140,7 @@ export const authorizationCodeRecordSchema: z.ZodType<AuthorizationCodeRecord> =
     reusedAt: epochMsSchema.exactOptional(),
     issuedTokenIds: z.array(tokenIdSchema).readonly(),
     refreshFamilyId: familyIdSchema.exactOptional(),
+    dpopJkt: jktSchema.exactOptional(),
   })
   .readonly()
 
@@ -169,5 +183,6 @@ export const refreshFamilyRecordSchema: z.ZodType<RefreshFamilyRecord> = z
     expiresAt: epochMsSchema,
     retainUntil: epochMsSchema,
     revokedAt: epochMsSchema.exactOptional(),
+    dpopJkt: jktSchema.exactOptional(),
   })
   .readonly()

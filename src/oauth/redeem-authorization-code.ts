@@ -11,6 +11,7 @@ import type { AuthorizationCodeRecord } from './oauth-state-records.js'
 import { readCodeVerifier } from './pkce-syntax.js'
 import { hashSecret } from './random-secret.js'
 import { narrowAudience, readRequestedResources } from './resource-indicators.js'
+import { requireBoundKey } from './token-endpoint-dpop.js'
 import { updateRecord } from './update-record.js'
 import { requireMatchingVerifier } from './verify-pkce.js'
 
@@ -102,6 +103,8 @@ function checkBindings(
     throw invalidGrant('redirect_uri differs from the authorization request')
   }
   requireMatchingVerifier(verifier, code.codeChallenge)
+  // RFC 9449 §10: a code requested with dpop_jkt is redeemed only with a proof by that key.
+  requireBoundKey(code.dpopJkt, context.dpopJkt, 'the authorization code')
 }
 
 /**

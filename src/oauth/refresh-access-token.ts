@@ -1,5 +1,6 @@
 import { parseScopes, type Scope } from '../decisions/scopes.js'
 import {
+  familyBinding,
   familyIdOfRefreshToken,
   type GrantContext,
   generateRefreshToken,
@@ -16,6 +17,7 @@ import type { IssuedAccessToken, RefreshFamilyRecord } from './oauth-state-recor
 import { hashSecret } from './random-secret.js'
 import { parseRequestedScopes } from './requested-scopes.js'
 import { narrowAudience } from './resource-indicators.js'
+import { requireBoundKey } from './token-endpoint-dpop.js'
 import { updateRecord } from './update-record.js'
 
 // Private grant handler of the token endpoint; see handleTokenRequest.
@@ -42,7 +44,12 @@ function rotate(
   family: RefreshFamilyRecord | undefined,
   hash: string,
   now: number,
-  rotation?: { readonly newHash: string; readonly token: IssuedAccessToken; readonly ttlMs: number },
+  rotation?: {
+    readonly newHash: string
+    readonly token: IssuedAccessToken
+    readonly ttlMs: number
+    readonly dpopJkt: string | undefined
+  },
 ): { readonly result: Rotation; readonly next?: RefreshFamilyRecord } {
   if (family === undefined) return { result: 'unknown' }
   if (family.revokedAt !== undefined) return { result: 'revoked' }
@@ -60,6 +67,7 @@ function rotate(
     accessTokens,
     expiresAt,
     retainUntil: Math.max(expiresAt, ...accessTokens.map((token) => token.expiresAt)),
+    ...(rotation.dpopJkt !== undefined && { dpopJkt: rotation.dpopJkt }),
   }
   return { result: 'rotated', next }
 }
@@ -81,7 +89,10 @@ async function failRotation(context: GrantContext, result: Exclude<Rotation, 'ro
  * The `refresh_token` grant (RFC 6749 §6) for registered offline clients, with rotation: each refresh
  * token works once and is replaced; presenting a rotated one revokes the whole family and every
  * access token it issued (RFC 9700 §4.14.2). `scope` and `resource` may narrow the new access
- * token's scopes and audience, never widen them (`invalid_scope`, `invalid_target`).
+ * token's scopes and audience, never widen them (`invalid_scope`, `invalid_target`). A family bound
+ * to a DPoP key refreshes only with a proof by it (`invalid_dpop_proof`, nothing rotated); an unbound
+ * one refreshed with a proof gets a bound access token, and a public client's family is bound from
+ * then on (RFC 9449 §5).
  */
 export async function refreshAccessToken(
   context: GrantContext,
@@ -109,6 +120,8 @@ export async function refreshAccessToken(
     (familyId === undefined ? undefined : await state.findRefreshFamily(familyId, now))
   if (family === undefined) throw invalidGrant(FAILURES.unknown)
   if (family.clientId !== client.id) throw invalidGrant('the refresh token was issued to another client')
+  // RFC 9449 §5: a bound family refreshes only with a proof by its key; nothing changes otherwise.
+  requireBoundKey(family.dpopJkt, context.dpopJkt, 'the refresh token')
   const scopes = narrowScopes(family, scope)
   // RFC 8707 §2.2: the new token may be for part of the family's audience; the family keeps it all.
   const audience = narrowAudience(params, context.resources, family.audience)
@@ -125,7 +138,10 @@ export async function refreshAccessToken(
   })
   const refreshToken = generateRefreshToken(family.id)
   const newHash = hashSecret(refreshToken)
-  const rotation = { newHash, token, ttlMs: context.refreshTokenTtlMs }
+  // A public client's unbound family that refreshes with a proof is bound from now on: the refresh
+  // token issued here was requested with a proof (RFC 9449 §5). A bound one keeps its key.
+  const dpopJkt = family.dpopJkt ?? familyBinding(client, context.dpopJkt)
+  const rotation = { newHash, token, ttlMs: context.refreshTokenTtlMs, dpopJkt }
   const result = await updateRecord<RefreshFamilyRecord, Rotation>(
     () => state.findRefreshFamily(family.id, now),
     (next) => state.replaceRefreshFamily(next),

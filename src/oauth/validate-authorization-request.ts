@@ -23,6 +23,25 @@ export type AuthorizationRequest = {
    * default resource; absent when the host declared no resources.
    */
   readonly audience?: readonly string[]
+  /**
+   * The `dpop_jkt` parameter (RFC 9449 §10): the thumbprint of the key the client will prove at the
+   * token endpoint; the code is redeemed only with a DPoP proof by that key.
+   */
+  readonly dpopJkt?: string
+}
+
+// RFC 7638 with SHA-256: 32 bytes, base64url without padding.
+const JWK_THUMBPRINT = /^[A-Za-z0-9_-]{43}$/
+
+function readDpopJkt(params: OAuthParams): string | undefined {
+  const value = readParam(params, 'dpop_jkt')
+  if (value !== undefined && !JWK_THUMBPRINT.test(value)) {
+    throw new OAuthError(
+      'invalid_request',
+      `dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(value.slice(0, 64))}`,
+    )
+  }
+  return value
 }
 
 /**
@@ -116,7 +135,8 @@ async function verifyClientAndRedirect(
  * `unsupported_response_type`); `code_challenge` with `code_challenge_method=S256` exactly (else
  * `invalid_request`); `scope` parsed with the core's scope rules (unknown → `invalid_scope`; absent →
  * `public` only); `resource` (repeatable) must name resources of `options.resources` (else
- * `invalid_target`; absent → the default resource, RFC 8707 §2); `state` passed through. Unknown
+ * `invalid_target`; absent → the default resource, RFC 8707 §2); `dpop_jkt`, when present, a JWK
+ * SHA-256 thumbprint (RFC 9449 §10, else `invalid_request`); `state` passed through. Unknown
  * parameters are ignored (RFC 6749 §3.1). With `options.issuer`, error redirects carry `iss`
  * (RFC 9207 §2).
  *
@@ -156,6 +176,7 @@ export async function validateAuthorizationRequest(
     )
     const scopes = parseRequestedScopes(readParam(params, 'scope'))
     const audience = grantedAudience(params, resources)
+    const dpopJkt = readDpopJkt(params)
     const request: AuthorizationRequest = {
       ...(client !== undefined && { clientId: client.id }),
       redirectUri,
@@ -163,6 +184,7 @@ export async function validateAuthorizationRequest(
       ...(state !== undefined && { state }),
       codeChallenge,
       ...(audience !== undefined && { audience }),
+      ...(dpopJkt !== undefined && { dpopJkt }),
     }
     return client === undefined ? { ok: true, request } : { ok: true, request, client }
   } catch (error) {

@@ -1044,6 +1044,7 @@ const discoveryCases: Case[] = [
       introspection_endpoint_auth_methods_supported: CLIENT_SECRET_METHODS,
       authorization_response_iss_parameter_supported: true,
       protected_resources: [`${ORIGIN}/api/v1`],
+      dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'],
     }),
   },
   {

@@ -47,7 +47,15 @@ export const RESOURCE: OAuthClient = {
   introspect: true,
 }
 
-const CLIENTS = new Map([CLI, WEB, NATIVE, RESOURCE].map((client) => [client.id, client]))
+/** A public client with offline access the operator registered as DPoP-bound (RFC 9449). */
+export const BOUND: OAuthClient = {
+  id: 'bound',
+  redirectUris: ['http://127.0.0.1:8765/cb'],
+  offline: true,
+  dpopBound: true,
+}
+
+const CLIENTS = new Map([CLI, WEB, NATIVE, RESOURCE, BOUND].map((client) => [client.id, client]))
 
 export const lookupClient: LookupClient = async (id) => CLIENTS.get(id)
 
@@ -101,6 +109,8 @@ export async function authorize(
     readonly scope?: string
     readonly userId?: string
     readonly now?: number
+    /** The `dpop_jkt` of the request (RFC 9449 §10). */
+    readonly dpopJkt?: string
   } = {},
 ): Promise<Authorized> {
   const { verifier, challenge } = pkcePair()
@@ -114,6 +124,7 @@ export async function authorize(
       code_challenge_method: 'S256',
       scope: options.scope ?? 'data.metadata',
       state: 'xyz',
+      dpop_jkt: options.dpopJkt,
     },
     lookupClient,
   )

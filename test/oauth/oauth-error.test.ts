@@ -33,9 +33,11 @@ describe('OAuthError', () => {
     invalid_target: 400,
     invalid_redirect_uri: 400,
     invalid_client_metadata: 400,
+    invalid_dpop_proof: 400,
+    use_dpop_nonce: 400,
   }
 
-  it('has a closed list of the RFC 6749, RFC 8628, RFC 7009, RFC 8707 and RFC 7591 codes', () => {
+  it('has a closed list of the RFC 6749, RFC 8628, RFC 7009, RFC 8707, RFC 7591 and RFC 9449 codes', () => {
     expect([...OAUTH_ERROR_CODES].sort()).toEqual(Object.keys(statuses).sort())
   })
 

@@ -178,6 +178,24 @@ export function describeOAuthStateStoreContract(
       })
     })
 
+    describe('DPoP bindings (RFC 9449)', () => {
+      const JKT = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs'
+
+      it('round-trips the dpop_jkt of a code and the key of a family', async () => {
+        const codeRecord = code({ dpopJkt: JKT })
+        await store.saveAuthorizationCode(codeRecord)
+        expect(await store.findAuthorizationCode(codeRecord.hash, NOW)).toEqual(codeRecord)
+        const familyRecord = family({ dpopJkt: JKT })
+        await store.saveRefreshFamily(familyRecord)
+        expect(await store.findRefreshFamily(familyRecord.id, NOW)).toEqual(familyRecord)
+      })
+
+      it('refuses a binding that is not a thumbprint', async () => {
+        await expect(store.saveAuthorizationCode(code({ dpopJkt: 'short' }))).rejects.toThrow(TokenStoreError)
+        await expect(store.saveRefreshFamily(family({ dpopJkt: `${JKT}=` }))).rejects.toThrow(TokenStoreError)
+      })
+    })
+
     describe('device grants', () => {
       it('finds a saved grant by device code hash and by user code hash, frozen', async () => {
         const record = grant({ clientId: 'cli' })

@@ -55,6 +55,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
       revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       protected_resources: [`${origin()}/api/v1`],
+      dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'],
     })
   })
 

@@ -10,6 +10,7 @@ import {
   MAX_PENDING_CONSENTS_PER_GRANT,
 } from '../../examples/server/oauth/pending-consents.js'
 import { RedisPendingConsents } from '../../examples/server/oauth/redis-pending-consents.js'
+import { parseScopes } from '../../src/index.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 
 const subject: ConsentSubject = {
@@ -55,5 +56,19 @@ describe('RedisPendingConsents', () => {
     const third = await consents.create(subject, 'user:alice', 's')
     expect(third).toMatchObject({ kind: 'device' })
     expect(await consents.claim('id' in first ? first.id : '', 's')).toBeUndefined()
+  })
+
+  test('an authorization request keeps its dpop_jkt (RFC 9449 §10) through consent', async () => {
+    const request = {
+      clientId: 'app',
+      redirectUri: 'http://127.0.0.1:8765/cb',
+      scopes: parseScopes(['public']),
+      codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      dpopJkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
+    }
+    const code = { kind: 'code', request, client: undefined } as unknown as ConsentSubject
+    const created = await consents.create(code, 'user:carol', 's')
+    const taken = await consents.claim('id' in created ? created.id : '', 's')
+    expect(taken).toMatchObject({ kind: 'code', request: { dpopJkt: request.dpopJkt } })
   })
 })

@@ -387,7 +387,12 @@ describe('seed validation', () => {
       revoked: false,
     })
     expect(seed.tokens[1]).toMatchObject({ scopes: ['public'], expiresAt: undefined, revoked: false })
-    expect(seed.clients[0]).toMatchObject({ secret: 'shh', offline: true, introspect: false })
+    expect(seed.clients[0]).toMatchObject({
+      secret: 'shh',
+      offline: true,
+      introspect: false,
+      dpopBound: false,
+    })
   })
 
   test('accepts a resource server: a confidential client that introspects, without redirect URIs', () => {
@@ -400,6 +405,7 @@ describe('seed validation', () => {
       redirectUris: [],
       offline: false,
       introspect: true,
+      dpopBound: false,
     })
   })
 

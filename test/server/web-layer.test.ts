@@ -43,6 +43,7 @@ function requestWith(
     target: '/signin',
     headers: {},
     authorization: [],
+    dpop: [],
     cookies,
     clientAddress,
     protocol,

@@ -281,6 +281,7 @@ export class ClientRegistry {
       offline: client.offline,
       name: client.id,
       introspect: client.introspect,
+      ...(client.dpopBound === true && { dpopBound: true }),
       ...(secretHash !== undefined && { secretHash }),
     }
   }

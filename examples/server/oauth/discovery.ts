@@ -8,6 +8,7 @@
  * §3.1 and RFC 9728 §3.1 clients look; a proxy in front of the server forwards that path unchanged.
  */
 import { SCOPES } from 'data-access-policy'
+import { DPOP_ALGORITHMS } from 'data-access-policy/dpop'
 import { DEVICE_CODE_GRANT_TYPE } from 'data-access-policy/oauth'
 import { API_PREFIX } from '../api/api-routes.js'
 import type { PublicOrigin } from '../public-origin.js'
@@ -54,6 +55,8 @@ export function authorizationServerMetadata(origin: PublicOrigin): Record<string
     introspection_endpoint_auth_methods_supported: CONFIDENTIAL_AUTH,
     // RFC 9728 §4: the resources that accept this server's tokens.
     protected_resources: [`${issuer}${API_PREFIX}`],
+    // RFC 9449 §5.1: the token endpoint binds tokens to DPoP proofs signed with these.
+    dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
   }
 }
 

@@ -35,8 +35,9 @@ function oauthError(error: OAuthError): RouteResult {
   return json(error.toJSON(), error.status, NO_STORE)
 }
 
+// A 5xx of the core is a store failing (the replay cache's is `temporarily_unavailable`): reported.
 function logServerError(what: string, error: OAuthError | undefined): void {
-  if (error?.error === 'server_error') console.error(`${what} failed:`, error.cause ?? error)
+  if (error !== undefined && error.status >= 500) console.error(`${what} failed:`, error.cause ?? error)
 }
 
 /**
@@ -166,6 +167,9 @@ export async function token(context: OAuthContext, request: ApiRequest): Promise
     realm: OAUTH_REALM,
     resources: context.resources().known,
     ...(context.accessTokenTtlMs !== undefined && { accessTokenTtlMs: context.accessTokenTtlMs }),
+    // RFC 9449 §4.3: htu is the endpoint as the metadata publishes it, never the request's Host.
+    dpop: { url: `${context.origin.url}/oauth/token`, replayCache: context.dpopReplayCache },
+    dpopProofs: request.dpop,
   })
   // A registered client that obtained a token keeps its registration (oauth/registrations.ts).
   if (response.status === 200 && typeof params.client_id === 'string') {

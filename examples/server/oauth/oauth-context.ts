@@ -4,6 +4,7 @@
  * context (sessions, sign-in, CSRF), the pending consents and the clock.
  */
 import type { TokenStore } from 'data-access-policy'
+import { type DpopReplayCache, MemoryDpopReplayCache } from 'data-access-policy/dpop'
 import { MemoryOAuthStateStore, type OAuthStateStore } from 'data-access-policy/oauth'
 import type { AbuseGuard } from '../limits/abuse-limits.js'
 import type { PublicOrigin } from '../public-origin.js'
@@ -52,6 +53,8 @@ export interface OAuthContextOptions {
   readonly clientMetadata?: ClientMetadataOptions
   /** Where dynamically registered clients live; in memory (10,000 at most) by default. */
   readonly registrations?: RegistrationStore
+  /** Where the token endpoint remembers used DPoP proofs; in memory (one instance) by default. */
+  readonly dpopReplayCache?: DpopReplayCache
 }
 
 /** The shared state of the OAuth routes. */
@@ -69,6 +72,8 @@ export interface OAuthContext {
   readonly resources: () => ServerResources
   /** Dynamically registered clients (oauth/registration-endpoint.ts). */
   readonly registrations: RegistrationStore | undefined
+  /** The token endpoint's DPoP replay cache (RFC 9449 §11.1). */
+  readonly dpopReplayCache: DpopReplayCache
 }
 
 /**
@@ -93,5 +98,6 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
     guard: options.guard,
     origin: options.origin,
     resources: serverResources(options.origin, options.resources ?? []),
+    dpopReplayCache: options.dpopReplayCache ?? new MemoryDpopReplayCache(),
   }
 }

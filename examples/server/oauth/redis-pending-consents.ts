@@ -103,6 +103,7 @@ const subjectShape = z.discriminatedUnion('kind', [
       state: z.string().optional(),
       codeChallenge: z.string(),
       audience: z.array(z.string()).optional(),
+      dpopJkt: z.string().optional(),
     }),
     client: clientShape,
   }),

@@ -51,6 +51,7 @@ export function neutralRequest(incoming: IncomingMessage, facts: FrameworkFacts)
     target,
     headers: firstValues(incoming),
     authorization: distinct.authorization ?? [],
+    dpop: distinct.dpop ?? [],
     cookies: parseCookies(distinct.cookie ?? []),
     clientAddress: facts.clientAddress,
     protocol: facts.protocol,

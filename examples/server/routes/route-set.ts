@@ -38,6 +38,8 @@ export interface ApiRequest {
   readonly headers: Readonly<Record<string, string | undefined>>
   /** Every `Authorization` header value as received, in order (RFC 6750 §2: two is an error). */
   readonly authorization: readonly string[]
+  /** Every `DPoP` header value as received, in order (RFC 9449 §4.3: two is an error). */
+  readonly dpop: readonly string[]
   /** Cookies by name, from every `Cookie` header; the first of a repeated name wins. */
   readonly cookies: Readonly<Record<string, string>>
   /**

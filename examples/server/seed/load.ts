@@ -24,6 +24,8 @@ export interface SeedOAuthClient {
   readonly offline: boolean
   /** May call `POST /oauth/introspect` (a resource server's credential). */
   readonly introspect: boolean
+  /** Every token request needs a DPoP proof (RFC 9449); `false` when absent. */
+  readonly dpopBound?: boolean
 }
 
 /** A validated seed with its secrets hashed: what the server is built from. */
@@ -61,6 +63,7 @@ export async function loadSeed(input: unknown, now: number = Date.now()): Promis
         redirectUris: client.redirectUris,
         offline: client.offline,
         introspect: client.introspect,
+        dpopBound: client.dpopBound,
       })),
     ),
   ])

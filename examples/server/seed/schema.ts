@@ -85,6 +85,8 @@ export interface SeedClient {
   readonly offline: boolean
   /** A resource server's credential: may call `POST /oauth/introspect` (needs a secret). */
   readonly introspect: boolean
+  /** Its tokens are always DPoP-bound (RFC 9449): every token request needs a proof. */
+  readonly dpopBound: boolean
 }
 
 /**
@@ -130,6 +132,7 @@ export function parseSeed(input: unknown): SeedSpec {
       redirectUris: client.redirectUris,
       offline: client.offline ?? false,
       introspect: client.introspect ?? false,
+      dpopBound: client.dpopBound ?? false,
     })),
     resources: seed.resources ?? [],
   }

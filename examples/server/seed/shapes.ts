@@ -126,6 +126,7 @@ const clientSchema = z.strictObject({
   ),
   offline: z.boolean().optional(),
   introspect: z.boolean().optional(),
+  dpopBound: z.boolean().optional(),
 })
 
 // A resource server this server issues tokens for (RFC 8707): its identifier, and the name the

@@ -1,0 +1,113 @@
+import { verifyDpopProof } from '../dpop/dpop-proof.js'
+import { htuOf } from '../dpop/htu.js'
+import type { DpopReplayCache } from '../dpop/replay-cache.js'
+import { ConfigError, DpopProofError } from '../errors.js'
+import type { OAuthClient } from './oauth-client.js'
+import { OAuthError } from './oauth-error.js'
+
+/**
+ * How the token endpoint checks DPoP proofs (RFC 9449 §5). Without it the endpoint does not
+ * support DPoP: a `DPoP` header is ignored and every token is a bearer token.
+ *
+ * @example
+ * const dpop: TokenEndpointDpopOptions = {
+ *   url: 'https://data.example.org/oauth/token',
+ *   replayCache: new MemoryDpopReplayCache(),
+ * }
+ */
+export type TokenEndpointDpopOptions = {
+  /**
+   * The token endpoint's URL exactly as the issuer publishes it (`token_endpoint` of its RFC 8414
+   * metadata): every proof's `htu` must be it. Never build it from the request's `Host` header,
+   * which the client chooses.
+   */
+  readonly url: string
+  /** Where used proofs are remembered, shared by every instance; its failure is a 503. */
+  readonly replayCache: DpopReplayCache
+  /** The allowed proof algorithms; `DPOP_ALGORITHMS` by default (publish the same list). */
+  readonly algorithms?: readonly string[]
+  /** The acceptance window after a proof's `iat`, in seconds; 300 by default. */
+  readonly maxAgeSeconds?: number
+  /** How far ahead of the clock an `iat` may be, in seconds; 30 by default. */
+  readonly leewaySeconds?: number
+}
+
+/** Checks the options once per request, so that a misconfigured host fails loudly, not open. */
+export function requireDpopOptions(dpop: TokenEndpointDpopOptions | undefined): void {
+  if (dpop === undefined) return
+  if (typeof dpop.url !== 'string' || htuOf(dpop.url) !== dpop.url) {
+    throw new ConfigError(
+      ['dpop', 'url'],
+      `must be the token endpoint's absolute http(s) URL without query or fragment, got ${JSON.stringify(dpop.url)}`,
+    )
+  }
+  if (typeof dpop.replayCache?.claim !== 'function') {
+    throw new ConfigError(['dpop', 'replayCache'], 'must be a DpopReplayCache (an object with claim)')
+  }
+}
+
+/**
+ * Verifies the request's DPoP proof (RFC 9449 §4.3) as the token endpoint sees it: one `DPoP`
+ * header, `htm` `POST`, `htu` the published token endpoint URL, no access token (so no `ath`
+ * check). Answers the proof key's thumbprint, or `undefined` when the request has no proof or the
+ * endpoint does not support DPoP. A bad proof is `invalid_dpop_proof` (400, §5); a replay cache
+ * that fails is `temporarily_unavailable` (503): nothing is issued on a proof not known fresh.
+ */
+export async function verifyTokenRequestProof(
+  proofs: readonly string[] | undefined,
+  dpop: TokenEndpointDpopOptions | undefined,
+  now: number,
+): Promise<string | undefined> {
+  if (dpop === undefined || proofs === undefined || proofs.length === 0) return undefined
+  if (proofs.length > 1) throw new OAuthError('invalid_dpop_proof', 'send at most one DPoP header')
+  try {
+    const verified = await verifyDpopProof(
+      proofs[0]!,
+      { method: 'POST', url: dpop.url },
+      {
+        now,
+        replayCache: dpop.replayCache,
+        ...(dpop.algorithms !== undefined && { algorithms: dpop.algorithms }),
+        ...(dpop.maxAgeSeconds !== undefined && { maxAgeSeconds: dpop.maxAgeSeconds }),
+        ...(dpop.leewaySeconds !== undefined && { leewaySeconds: dpop.leewaySeconds }),
+      },
+    )
+    return verified.jkt
+  } catch (error) {
+    if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message, { cause: error })
+    throw new OAuthError('temporarily_unavailable', 'the DPoP replay cache is unavailable; try again later', {
+      status: 503,
+      cause: error,
+    })
+  }
+}
+
+/** A client registered with `dpopBound` sends a proof with every token request. */
+export function requireClientProof(client: OAuthClient | undefined, jkt: string | undefined): void {
+  if (client?.dpopBound === true && jkt === undefined) {
+    throw new OAuthError(
+      'invalid_dpop_proof',
+      `client ${client.id} is registered for DPoP: every token request needs a DPoP proof`,
+    )
+  }
+}
+
+/**
+ * When a grant is bound to a key (`expected`), the request's proof must be signed by it (RFC 9449
+ * §5 for refresh tokens, §10 for `dpop_jkt`); `what` names the grant in the description.
+ */
+export function requireBoundKey(expected: string | undefined, jkt: string | undefined, what: string): void {
+  if (expected === undefined) return
+  if (jkt === undefined) {
+    throw new OAuthError(
+      'invalid_dpop_proof',
+      `${what} is bound to a DPoP key: send a DPoP proof signed by it`,
+    )
+  }
+  if (jkt !== expected) {
+    throw new OAuthError(
+      'invalid_dpop_proof',
+      `the DPoP proof is signed by another key than ${what} is bound to`,
+    )
+  }
+}
