@@ -9,7 +9,6 @@ import { ConfigError, TokenStoreError } from '../../src/errors.js'
 import { JwtTokenStore, type JwtTokenStoreOptions } from '../../src/jwt/index.js'
 import { createAccessPolicy } from '../../src/policy.js'
 import { generateTokenValue } from '../../src/tokens/token-format.js'
-import { hashTokenValue } from '../../src/tokens/token-hash.js'
 import { type StandInIdp, startStandInIdp } from './stand-in-idp.js'
 
 const NOW = Date.parse('2026-11-26T12:00:00Z')
@@ -25,7 +24,7 @@ afterAll(async () => {
   await idp.close()
 })
 
-function setup(extra: Partial<JwtTokenStoreOptions> = {}) {
+function setup(extra: Partial<Record<keyof JwtTokenStoreOptions, unknown>> = {}) {
   let clock = NOW
   const tokens = new JwtTokenStore({
     issuer: idp.issuer,
@@ -33,7 +32,7 @@ function setup(extra: Partial<JwtTokenStoreOptions> = {}) {
     algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
     now: () => clock,
     ...extra,
-  })
+  } as JwtTokenStoreOptions)
   const errors: unknown[] = []
   const policy = createAccessPolicy({
     tokens,
@@ -55,7 +54,8 @@ function setup(extra: Partial<JwtTokenStoreOptions> = {}) {
   return { tokens, errors, authenticate, check, advance: (ms: number) => (clock += ms) }
 }
 
-const sign = (claims: JWTPayload = {}, options = {}) => idp.sign({ ...CLAIMS, ...claims }, options)
+const sign = (claims: Record<string, unknown> = {}, options = {}) =>
+  idp.sign({ ...CLAIMS, ...claims } as JWTPayload, options)
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 describe('JwtTokenStore options', () => {
@@ -135,7 +135,7 @@ describe('tokens the identity provider signed', () => {
 
 describe('every token that fails a check is 401 invalid_token, never an allow', () => {
   const rsaSecret = () => new TextEncoder().encode(JSON.stringify(idp.publicJwk('RS256')))
-  const cases: [string, () => Promise<string>, Partial<JwtTokenStoreOptions>?][] = [
+  const cases: [string, () => Promise<string>, Partial<Record<keyof JwtTokenStoreOptions, unknown>>?][] = [
     ['alg none', async () => `${b64({ alg: 'none' })}.${b64(CLAIMS)}.`],
     ['alg none with a signature', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64(CLAIMS)}.AAAA`],
     [
