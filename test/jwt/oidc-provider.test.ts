@@ -42,7 +42,9 @@ beforeAll(async () => {
     ],
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'es-1', alg: 'ES256', use: 'sig' }] },
     scopes: ['data.data', 'wokflow.read', 'profile'],
+    ttl: { ClientCredentials: 600 },
     features: {
+      devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
