@@ -19,8 +19,10 @@ export type JwtClaims = Readonly<Record<string, unknown>>
 export interface ClaimsMapping {
   /** More scope names from custom claims, added to those of `scope` and `scp`. */
   readonly claimsToScopes: ((claims: JwtClaims) => readonly string[]) | undefined
-  /** True when the store checked `aud` against its own `audience` option. */
+  /** True when the store checks the audience itself (its `audience` option). */
   readonly audienceChecked: boolean
+  /** The `client_id`s accepted in place of an `aud` check (Cognito), when so configured. */
+  readonly clientIds: ReadonlySet<string> | undefined
   /** The clock tolerance, in ms, added to `exp` so that the policy and the verification agree. */
   readonly toleranceMs: number
 }
@@ -113,6 +115,7 @@ export function recordOfClaims(
   const audience = audienceOf(claims.aud, mapping)
   const dpopJkt = dpopJktOf(claims.cnf)
   if (audience === false || dpopJkt === false) return undefined
+  if (mapping.clientIds !== undefined && !mapping.clientIds.has(claims.client_id as string)) return undefined
   const clientId = clientIdOf(claims)
   return Object.freeze({
     id: typeof jti === 'string' && TOKEN_ID_PATTERN.test(jti) ? jti : `jwt_${hash.slice(0, 16)}`,

@@ -42,6 +42,7 @@ const optionsSchema = z
         z.array(z.string().min(1)).min(1).max(MAX_AUDIENCE_SIZE),
       ])
       .optional(),
+    audienceClaim: z.enum(['aud', 'client_id']).default('aud'),
     requireTyp: z.boolean().default(false),
     clockToleranceSeconds: z.number().int().min(0).max(300).default(5),
     claimsToScopes: functionShape<(claims: JwtClaims) => readonly string[]>().optional(),
@@ -84,6 +85,13 @@ const optionsSchema = z
           message: 'must all be HMAC algorithms with a secret',
         })
       }
+    }
+    if (o.audienceClaim === 'client_id' && o.audience === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audience'],
+        message: 'must name the client ids to accept when audienceClaim is "client_id"',
+      })
     }
     if (o.keysMaxAgeMs < o.refreshIntervalMs) {
       ctx.addIssue({ code: 'custom', path: ['keysMaxAgeMs'], message: 'must be at least refreshIntervalMs' })

@@ -42,6 +42,12 @@ export interface JwtTokenStoreOptions {
    * without `resource` then refuses it).
    */
   readonly audience?: string | readonly string[]
+  /**
+   * Which claim `audience` is compared with: `aud` (the default), or `client_id` for an issuer
+   * whose access tokens carry no `aud` (Amazon Cognito): `audience` then names the app clients
+   * whose tokens this API accepts.
+   */
+  readonly audienceClaim?: 'aud' | 'client_id'
   /** Require the RFC 9068 `typ` header `at+jwt` (or `application/at+jwt`). Default false. */
   readonly requireTyp?: boolean
   /** How far `exp` and `nbf` may be off this clock, in seconds, 0–300. Default 5. */
@@ -145,12 +151,13 @@ export class JwtTokenStore implements TokenStore {
       algorithms: [...o.algorithms],
       clockTolerance: o.clockToleranceSeconds,
       requiredClaims: ['exp', 'sub'],
-      ...(o.audience !== undefined && { audience: [...o.audience] }),
+      ...(o.audience !== undefined && o.audienceClaim === 'aud' && { audience: [...o.audience] }),
       ...(o.requireTyp && { typ: 'at+jwt' }),
     })
     this.#mapping = {
       claimsToScopes: o.claimsToScopes,
       audienceChecked: o.audience !== undefined,
+      clientIds: o.audienceClaim === 'client_id' ? new Set(o.audience) : undefined,
       toleranceMs: o.clockToleranceSeconds * 1000,
     }
     this.#ttlMs = o.cacheTtlMs

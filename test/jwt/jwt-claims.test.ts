@@ -151,6 +151,18 @@ describe('claims become the record', () => {
   })
 })
 
+describe('audienceClaim client_id (Cognito: no aud)', () => {
+  test.each([
+    ['an accepted client id, no aud', { aud: undefined, client_id: 'app-1' }, 'alice'],
+    ['another client id', { aud: undefined, client_id: 'app-2' }, undefined],
+    ['no client id', { aud: undefined }, undefined],
+    ['a client id that is not a string', { aud: undefined, client_id: 7 }, undefined],
+  ])('%s', async (_name, claims, userId) => {
+    const { tokens } = store({ audienceClaim: 'client_id', audience: ['app-1'] })
+    expect((await tokens.findByValue(await sign(claims)))?.userId).toBe(userId)
+  })
+})
+
 describe('the store', () => {
   test('writes and listings reject; touch does nothing; findByHash answers only what it verified', async () => {
     const { tokens, advance } = store()

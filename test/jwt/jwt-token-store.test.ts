@@ -74,6 +74,8 @@ describe('JwtTokenStore options', () => {
     [{ issuer: 'http://idp.example/' }, 'options.issuer'],
     [{ jwksUri: 'http://idp.example/jwks' }, 'options.jwksUri'],
     [{ audience: [] }, 'options.audience'],
+    [{ audienceClaim: 'client_id' }, 'options.audience'],
+    [{ audienceClaim: 'azp', audience: 'x' }, 'options.audienceClaim'],
     [{ clockToleranceSeconds: 301 }, 'options.clockToleranceSeconds'],
     [{ cooldownMs: 0 }, 'options.cooldownMs'],
     [{ refreshIntervalMs: 7_200_000 }, 'options.keysMaxAgeMs'],
