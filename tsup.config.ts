@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     oauth: 'src/oauth/index.ts',
     introspection: 'src/introspection/index.ts',
+    jwt: 'src/jwt/index.ts',
     express: 'adapters/express/index.ts',
     fastify: 'adapters/fastify/index.ts',
     hono: 'adapters/hono/index.ts',

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path'
 import { benchAllowLists, benchAuthentication, benchDecision } from './core.js'
 import { formatNs, type Measurement } from './harness.js'
 import { benchHttp, type HttpFramework, pinned } from './http.js'
+import { benchJwt } from './jwt.js'
 import { parseBenchArgs } from './options.js'
 import { ratioTarget, renderTargets, type TargetRow, type TargetRun } from './targets.js'
 
@@ -39,6 +40,8 @@ log('decision: core vs the floor and peers …')
 const decision = await benchDecision()
 log('authentication pipeline …')
 const auth = await benchAuthentication()
+log('JWT verification: the store beside jose alone …')
+const jwt = await benchJwt()
 
 const floor = find(decision.catalogue.rows, 'hand-written')
 const handWritten = find(auth, 'hand-written')
@@ -58,6 +61,12 @@ const inProcessTargets: TargetRow[] = [
     roundsOf(auth, 'data-access-policy'),
     roundsOf(auth, 'hand-written'),
     1.25,
+  ),
+  ratioTarget(
+    'JWT store verification ≤ 1.2× jose `jwtVerify` alone on the same token (RS256, uncached, section 2)',
+    roundsOf(jwt, 'data-access-policy: `JwtTokenStore.findByValue`, uncached'),
+    roundsOf(jwt, 'jose'),
+    1.2,
   ),
 ]
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB)`
@@ -192,6 +201,7 @@ const targets: TargetRow[] = [
     casl > core && casbin > coreSlow && cedar > coreSlow,
   ],
   inProcessTargets[1]!,
+  inProcessTargets[2]!,
   ...listTargets(),
   guardCost('fastify', 1),
   guardCost('hono', 1),
@@ -337,6 +347,15 @@ The token hash uses \`node:crypto\` (\`crypto.hash\`) wherever the runtime offer
 On Cloudflare Workers without \`nodejs_compat\` there is no \`node:crypto\`, and hashing falls back to
 the pure-JS SHA-256 of \`@noble/hashes\` (the second row, run here on Node): a few microseconds per
 request.
+
+JWT access tokens (\`data-access-policy/jwt\`): \`JwtTokenStore.findByValue\` beside jose's
+\`jwtVerify\` alone with the same checks on the same 100 RS256 tokens, keys already fetched. The
+store adds the token's shape check, its SHA-256 and the claims-to-record step; a token it verified
+before is answered from its cache (the last row).
+
+| step | per token | vs jose alone |
+| --- | --- | --- |
+${table(jwt, find(jwt, 'jose'))}
 
 ## 3. Export allow-lists (client-address check, parsing included)
 

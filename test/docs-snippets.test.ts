@@ -14,6 +14,7 @@ const ENTRY_POINTS: Record<string, string> = {
   'data-access-policy': 'src/index.ts',
   'data-access-policy/oauth': 'src/oauth/index.ts',
   'data-access-policy/introspection': 'src/introspection/index.ts',
+  'data-access-policy/jwt': 'src/jwt/index.ts',
   'data-access-policy/express': 'adapters/express/index.ts',
   'data-access-policy/fastify': 'adapters/fastify/index.ts',
   'data-access-policy/hono': 'adapters/hono/index.ts',

@@ -76,6 +76,7 @@ describe('the packed package', () => {
       '.',
       './oauth',
       './introspection',
+      './jwt',
       './express',
       './fastify',
       './hono',

@@ -53,6 +53,7 @@ const LAYERS: Record<string, number> = {
   dpop: 4,
   oauth: 5,
   introspection: 5,
+  jwt: 5,
   'policy.ts': 5,
   'client.ts': 5,
   testing: 6,

@@ -8,6 +8,7 @@ const ENTRIES = [
   'src/index.ts',
   'src/oauth/index.ts',
   'src/introspection/index.ts',
+  'src/jwt/index.ts',
   'adapters/express/index.ts',
   'adapters/fastify/index.ts',
   'adapters/hono/index.ts',

@@ -202,7 +202,10 @@ function authenticate(
     if (token === undefined) {
       return options.anonymous === undefined ? MISSING_TOKEN : { ok: true, principal: options.anonymous }
     }
-    if (!isWellFormedTokenValue(token)) return INVALID_TOKEN
+    // A store with a token format of its own (a JWT issuer's) vouches for that format's syntax.
+    if (!isWellFormedTokenValue(token) && options.tokens.acceptsTokenValue?.(token) !== true) {
+      return INVALID_TOKEN
+    }
   }
   return lookUp(token, options, input.clientAddress)
 }

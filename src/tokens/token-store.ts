@@ -44,6 +44,14 @@ export interface TokenStore {
     value: string,
     context?: TokenLookupContext,
   ): TokenRecord | undefined | Promise<TokenRecord | undefined>
+  /**
+   * Optional, for a store whose tokens are not of this library's `dap_`/`dao_` format (a JWT
+   * issuer's): true when `value` has that store's own format, so that authentication passes it to
+   * the store instead of refusing it unseen. A bearer token is already a b64token (RFC 6750 §2.1)
+   * when asked; the store bounds its length. It must answer synchronously, without I/O, and never
+   * keep or log the value.
+   */
+  acceptsTokenValue?(value: string): boolean
   /** The record with this id, whatever its status. */
   findById(id: string): Promise<TokenRecord | undefined>
   /**

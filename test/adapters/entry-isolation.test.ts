@@ -23,6 +23,11 @@ describe('each adapter entry loads only its own framework (frameworks are option
     expect([...core].filter((name) => name.startsWith('node:'))).toEqual([])
   })
 
+  test('the JWT entry loads only the core and jose: no framework, no Node built-in', () => {
+    const core = new Set(packagesReachedFrom('src/index.ts'))
+    expect([...packagesReachedFrom('src/jwt/index.ts')].filter((name) => !core.has(name))).toEqual(['jose'])
+  })
+
   test('the scan sees runtime imports and skips type-only ones', () => {
     expect([...packagesReachedFrom('adapters/fastify/index.ts')]).toEqual(
       expect.arrayContaining(['node:stream', 'fastify-plugin', 'zod']),

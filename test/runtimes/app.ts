@@ -14,10 +14,12 @@ import {
 } from 'data-access-policy'
 import { type AccessEnv, accessControl } from 'data-access-policy/hono'
 import { IntrospectionTokenStore } from 'data-access-policy/introspection'
+import { JwtTokenStore } from 'data-access-policy/jwt'
 import { createOAuthToken } from 'data-access-policy/oauth'
 import { ANONYMOUS, tokenHashBackend } from 'data-access-policy/testing'
 import { type Context, Hono } from 'hono'
 import type { ConnInfo } from 'hono/conninfo'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 
 const DATASETS: Readonly<Record<string, Resource>> = {
   'acme/open': { kind: 'dataset', publicLevel: 'data' },
@@ -42,6 +44,11 @@ export interface Probe {
   readonly audience: boolean
   /** The RFC 7662 store answers through the runtime's fetch machinery (Response, AbortSignal, btoa). */
   readonly introspect: boolean
+  /**
+   * The JWT store verifies an ES256 token against a JWKS (served in-process) with the runtime's Web
+   * Crypto, and refuses an unsigned one.
+   */
+  readonly jwt: boolean
   readonly tokens: { readonly reader: string; readonly metadataOnly: string }
 }
 
@@ -72,6 +79,7 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
       Response.json({ active: true, scope: 'public data.data', sub: 'alice', token_type: 'Bearer' }),
   })
   const introspected = await introspection.findByValue(reader.value)
+  const jwt = await checkJwt()
   return {
     runtime,
     hashBackend: tokenHashBackend(),
@@ -82,6 +90,7 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
     authenticate: authenticated.ok && authenticated.principal.userId === 'alice',
     audience,
     introspect: introspected?.userId === 'alice' && introspected.scopes.includes('data.data'),
+    jwt,
     tokens: { reader: reader.value, metadataOnly: metadataOnly.value },
   }
 }
@@ -100,6 +109,37 @@ async function checkAudience(tokens: MemoryTokenStore): Promise<boolean> {
     policy.authenticate({ authorization: [`Bearer ${value}`], protocol: 'https', clientAddress: '127.0.0.1' })
   const [accepted, refused] = await Promise.all([present(here.value), present(elsewhere.value)])
   return accepted.ok && !refused.ok && refused.decision.code === 'invalid_token'
+}
+
+async function checkJwt(): Promise<boolean> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256')
+  const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] }
+  const issuer = 'https://idp.example.test/'
+  const tokens = new JwtTokenStore({
+    issuer,
+    jwksUri: `${issuer}jwks`,
+    algorithms: ['ES256'],
+    fetch: async () => Response.json(jwks),
+  })
+  const policy = createAccessPolicy({ tokens, resource: API })
+  const claims = { iss: issuer, sub: 'alice', aud: API, scope: 'openid data.data' }
+  const signed = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'at+jwt' })
+    .setExpirationTime('5m')
+    .sign(privateKey)
+  const b64 = (value: unknown) =>
+    btoa(JSON.stringify(value)).replaceAll('=', '').replaceAll('+', '-').replaceAll('/', '_')
+  const unsigned = `${b64({ alg: 'none' })}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) + 300 })}.AA`
+  const present = (value: string) =>
+    policy.authenticate({ authorization: [`Bearer ${value}`], protocol: 'https', clientAddress: '127.0.0.1' })
+  const [accepted, refused] = await Promise.all([present(signed), present(unsigned)])
+  return (
+    accepted.ok &&
+    accepted.principal.userId === 'alice' &&
+    accepted.principal.scopes.has('data.data') &&
+    !refused.ok &&
+    refused.decision.code === 'invalid_token'
+  )
 }
 
 async function* rows(count: number) {

@@ -167,6 +167,7 @@ describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
       authenticate: probe.authenticate,
       audience: probe.audience,
       'introspection store': probe.introspect,
+      'JWT store': probe.jwt,
       ...(await honoChecks(port, probe.tokens)),
       'SHA-256': probe.hashBackend,
     }
@@ -178,6 +179,7 @@ describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
       authenticate: true,
       audience: true,
       'introspection store': true,
+      'JWT store': true,
       '401 no valid token': true,
       '404 no such dataset': true,
       '403 scope': true,
