@@ -13,6 +13,7 @@ export default defineConfig({
     client: 'src/client.ts',
     redis: 'adapters/redis/index.ts',
     openapi: 'src/openapi/index.ts',
+    mcp: 'adapters/mcp/index.ts',
     cli: 'cli/bin.ts',
   },
   format: ['esm'],

@@ -84,6 +84,7 @@ describe('the packed package', () => {
       './client',
       './redis',
       './openapi',
+      './mcp',
     ])
   })
 

@@ -16,6 +16,7 @@ const ENTRIES = [
   'src/testing/arbitraries.ts',
   'src/client.ts',
   'src/openapi/index.ts',
+  'adapters/mcp/index.ts',
 ]
 
 const program = ts.createProgram(
