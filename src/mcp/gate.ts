@@ -1,12 +1,13 @@
 import type { HttpDenial } from '../authentication/http-denial.js'
 import { quoteHeaderValue } from '../authentication/http-denial.js'
 import { type Decision, type Deny, deny } from '../decisions/decision.js'
+import { OPERATIONS, type Operation } from '../decisions/operations.js'
 import type { Principal } from '../decisions/principal.js'
 import type { Resource } from '../decisions/resources.js'
 import type { Scope } from '../decisions/scopes.js'
 import { parseScopes } from '../decisions/scopes.js'
 import { type AccessPolicy, metadataUrlOf, type RequestContext } from '../policy.js'
-import { type McpAnswer, type McpToolResult, toolResult } from './tool-results.js'
+import { type McpAnswer, type McpToolResult, toolDenial, toolResult } from './tool-results.js'
 import {
   accumulatedScope,
   checkToolOperations,
@@ -72,17 +73,30 @@ export interface McpGate {
   check(request: McpHttpRequest): Promise<McpCheck>
   /**
    * Decides a tool call with the policy and answers the tool result: the answer's JSON when allowed
-   * (size-checked against export caps for data content), else the denial as a tool error. Never rejects.
+   * (size-checked against export caps for data content), else the denial as a tool error. `authInfo`
+   * is what the transport handed the tool (`extra.authInfo`), made by {@link McpGate.check}; any
+   * other value is refused. Never rejects.
    */
-  call(
-    authInfo: unknown,
-    tool: string,
-    resolve: () => Resource | undefined | Promise<Resource | undefined>,
-    answer: () => McpAnswer | Promise<McpAnswer>,
-  ): Promise<McpToolResult>
+  call(authInfo: unknown, tool: string, steps: McpToolSteps): Promise<McpToolResult>
 }
 
 const NO_SCOPES = parseScopes([])
+const INVALID_TOKEN = deny('invalid_token')
+const INVALID_INPUT = deny('invalid_input')
+const MISSING_TOKEN = deny('missing_token')
+
+/**
+ * How a tool finds what it works on and what it answers, for the caller the gate authenticated.
+ * Without `resolve` the tool decides nothing itself but filters what it answers with the policy (a
+ * listing: `policy.authorize(principal, 'dataset.list', resource)` per item); only a tool whose
+ * operation carries no data content may do without it.
+ */
+export interface McpToolSteps {
+  /** Describes the tool's resource for the caller, or `undefined` when there is none (not found). */
+  readonly resolve?: (principal: Principal) => Resource | undefined | Promise<Resource | undefined>
+  /** The answer, run only once the policy allowed. */
+  readonly answer: (principal: Principal) => McpAnswer | Promise<McpAnswer>
+}
 
 interface Caller {
   readonly principal: Principal
@@ -104,8 +118,8 @@ export function calledTools(body: unknown): readonly string[] {
 }
 
 function withScopeParameter(denial: HttpDenial, scope: string): HttpDenial {
-  const challenge = denial.headers['www-authenticate']
-  if (challenge === undefined || scope === '') return denial
+  // Every 401 of the policy carries a challenge.
+  const challenge = denial.headers['www-authenticate']!
   return Object.freeze({
     ...denial,
     headers: Object.freeze({
@@ -113,6 +127,46 @@ function withScopeParameter(denial: HttpDenial, scope: string): HttpDenial {
       'www-authenticate': `${challenge}, scope=${quoteHeaderValue(scope)}`,
     }),
   })
+}
+
+// The step-up challenge (RFC 6750 §3.1): the scopes to hold, and where the resource's metadata is,
+// so that a client that kept nothing from its first 401 can still find the authorization server.
+function stepUp(policy: AccessPolicy, scope: string, metadata: string | undefined): HttpDenial {
+  const rendered = policy.render(deny('insufficient_scope'))
+  const where = metadata === undefined ? '' : `, resource_metadata=${quoteHeaderValue(metadata)}`
+  const challenge = `Bearer realm=${quoteHeaderValue(policy.realm)}, error="insufficient_scope", scope=${quoteHeaderValue(scope)}${where}`
+  return Object.freeze({
+    ...rendered,
+    headers: Object.freeze({ ...rendered.headers, 'www-authenticate': challenge }),
+  })
+}
+
+function authInfoOf(policy: AccessPolicy, principal: Principal): McpAuthInfo {
+  const resource = policy.resource
+  return Object.freeze({
+    token: '',
+    clientId: principal.clientId ?? '',
+    scopes: [...principal.scopes.granted],
+    ...(resource === undefined ? {} : { resource: new URL(resource) }),
+    extra: Object.freeze({ userId: principal.userId, tokenId: principal.tokenId }),
+  })
+}
+
+// The decision of a tool call: the policy's on the resolved resource; without a resolver, an allow
+// for a tool that filters its own answer, never for data content.
+function decideCall(
+  policy: AccessPolicy,
+  caller: Caller,
+  operation: Operation,
+  steps: McpToolSteps,
+): Decision | Promise<Decision> {
+  const { resolve } = steps
+  if (resolve !== undefined) {
+    return policy.guard(caller.principal, operation, () => resolve(caller.principal), {
+      clientAddress: caller.clientAddress,
+    })
+  }
+  return OPERATIONS[operation].dataContent ? INVALID_INPUT : { allowed: true, operation, dataContent: false }
 }
 
 /**
@@ -127,17 +181,14 @@ export function createMcpGate(options: McpGateOptions): McpGate {
   const { policy } = options
   const tools = checkToolOperations(options.tools ?? MCP_TOOL_OPERATIONS)
   const initialScope = options.initialScope ?? 'data.overview'
+  // Only the gate's own AuthInfo objects name a caller: a value a host or a client made names none.
   const callers = new WeakMap<object, Caller>()
-  const metadata = (): string | undefined => options.resourceMetadata ?? metadataUrlOf(policy.resource)
 
-  const stepUp = (scope: string): HttpDenial => {
-    const rendered = policy.render(deny('insufficient_scope'))
-    const url = metadata()
-    const challenge = `Bearer realm=${quoteHeaderValue(policy.realm)}, error="insufficient_scope", scope=${quoteHeaderValue(scope)}${url === undefined ? '' : `, resource_metadata=${quoteHeaderValue(url)}`}`
-    return Object.freeze({
-      ...rendered,
-      headers: Object.freeze({ ...rendered.headers, 'www-authenticate': challenge }),
-    })
+  const refuse = (decision: Deny, needed: readonly Scope[]): McpCheck => {
+    const rendered = policy.render(decision)
+    if (decision.status !== 401) return { ok: false, denial: rendered }
+    const scope = accumulatedScope(NO_SCOPES, needed.length > 0 ? needed : [initialScope])
+    return { ok: false, denial: withScopeParameter(rendered, scope) }
   }
 
   const check = async (request: McpHttpRequest): Promise<McpCheck> => {
@@ -145,40 +196,24 @@ export function createMcpGate(options: McpGateOptions): McpGate {
     const authenticated = await policy.authenticate(request)
     if (!authenticated.ok) return refuse(authenticated.decision, needed)
     const { principal } = authenticated
-    const lacking = needed.filter((scope) => !principal.scopes.has(scope))
-    if (lacking.length > 0) {
-      if (principal.kind === 'anonymous') return refuse(deny('missing_token'), needed)
-      return { ok: false, denial: stepUp(accumulatedScope(principal.scopes, needed)) }
+    if (needed.some((scope) => !principal.scopes.has(scope))) {
+      if (principal.kind === 'anonymous') return refuse(MISSING_TOKEN, needed)
+      const metadata = options.resourceMetadata ?? metadataUrlOf(policy.resource)
+      return { ok: false, denial: stepUp(policy, accumulatedScope(principal.scopes, needed), metadata) }
     }
-    const resource = policy.resource
-    const authInfo: McpAuthInfo = Object.freeze({
-      token: '',
-      clientId: principal.clientId ?? '',
-      scopes: [...principal.scopes.granted],
-      ...(resource === undefined ? {} : { resource: new URL(resource) }),
-      extra: Object.freeze({ userId: principal.userId, tokenId: principal.tokenId }),
-    })
+    const authInfo = authInfoOf(policy, principal)
     callers.set(authInfo, { principal, clientAddress: request.clientAddress })
     return { ok: true, principal, authInfo }
   }
 
-  const refuse = (decision: Deny, needed: readonly Scope[]): McpCheck => {
-    const rendered = policy.render(decision)
-    const scope =
-      decision.status === 401 ? accumulatedScope(NO_SCOPES, needed.length > 0 ? needed : [initialScope]) : ''
-    return { ok: false, denial: withScopeParameter(rendered, scope) }
-  }
-
-  const call: McpGate['call'] = async (authInfo, tool, resolve, answer) => {
+  const call = async (authInfo: unknown, tool: string, steps: McpToolSteps): Promise<McpToolResult> => {
     const caller = typeof authInfo === 'object' && authInfo !== null ? callers.get(authInfo) : undefined
+    if (caller === undefined) return toolDenial(INVALID_TOKEN)
     const operation = Object.hasOwn(tools, tool) ? tools[tool] : undefined
-    if (caller === undefined || operation === undefined)
-      return toolResult(policy, deny(caller === undefined ? 'invalid_token' : 'invalid_input'), answer)
-    const decision: Decision = await policy.guard(caller.principal, operation, resolve, {
-      clientAddress: caller.clientAddress,
-    })
-    return toolResult(policy, decision, answer)
+    if (operation === undefined) return toolDenial(INVALID_INPUT)
+    const decision = await decideCall(policy, caller, operation, steps)
+    return toolResult(policy, decision, () => steps.answer(caller.principal))
   }
 
-  return Object.freeze({ policy, tools, check: (request: McpHttpRequest) => check(request), call })
+  return Object.freeze({ policy, tools, check, call })
 }

@@ -4,8 +4,8 @@ import type { DatasetLevel, WorkflowLevel } from '../../src/decisions/levels.js'
 import type { DatasetResource, Resource, WorkflowResource } from '../../src/decisions/resources.js'
 import { parseScopes } from '../../src/decisions/scopes.js'
 import { InvalidArgumentError } from '../../src/errors.js'
-import { calledTools, createMcpGate, type McpAuthInfo } from '../../src/mcp/gate.js'
-import { toolDenial, toolResult } from '../../src/mcp/tool-results.js'
+import { calledTools, createMcpGate, type McpAuthInfo, type McpGate } from '../../src/mcp/gate.js'
+import { type McpAnswer, toolDenial, toolResult } from '../../src/mcp/tool-results.js'
 import {
   accumulatedScope,
   checkToolOperations,
@@ -16,7 +16,7 @@ import {
 import { createAccessPolicy } from '../../src/policy.js'
 import { compileExportRestrictions } from '../../src/restrictions/export-restrictions.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
-import { createOAuthToken } from '../../src/tokens/token-record.js'
+import { createApiToken, createOAuthToken } from '../../src/tokens/token-record.js'
 
 const NOW = Date.parse('2026-11-22T12:00:00Z')
 const RESOURCE = 'https://data.example.org/mcp'
@@ -63,6 +63,10 @@ describe('the tool map', () => {
     expect(toolScope(MCP_TOOL_OPERATIONS, tool)).toBe(scope)
   })
 
+  test('an unchecked map naming no operation needs no scope', () => {
+    expect(toolScope({ x: 'bogus' as never }, 'x')).toBeUndefined()
+  })
+
   test('a host extends it; a bad entry is refused naming the tool', () => {
     expect(checkToolOperations({ ...MCP_TOOL_OPERATIONS, run: 'workflow.run' }).run).toBe('workflow.run')
     expect(() => checkToolOperations({ run: 'workflow.go' as never })).toThrow(InvalidArgumentError)
@@ -102,6 +106,7 @@ describe('the HTTP check', () => {
     const { gate } = await setup('data.overview')
     for (const [body, scope] of [
       [{ method: 'initialize' }, 'data.overview'],
+      [callOf('a_tool_of_no_map'), 'data.overview'],
       [callOf('read_table_rows'), 'data.data'],
       [[callOf('get_dataset'), callOf('get_workflow', 2)], 'data.overview wokflow.read'],
     ] as const) {
@@ -113,6 +118,37 @@ describe('the HTTP check', () => {
         `Bearer realm="data-api", resource_metadata="${METADATA}", scope="${scope}"`,
       )
     }
+  })
+
+  test('other refusals of the policy pass unchanged, without scope', async () => {
+    const { gate, value } = await setup('data.data')
+    const twice = await gate.check(request([`Bearer ${value}`, `Bearer ${value}`], callOf('get_dataset')))
+    expect(twice.ok ? 200 : twice.denial.status).toBe(400)
+    const plain = await gate.check({
+      ...request([`Bearer ${value}`], callOf('get_dataset')),
+      protocol: 'http',
+    })
+    expect(plain.ok ? 200 : plain.denial.status).toBe(403)
+    expect(plain.ok ? '' : plain.denial.headers['www-authenticate']).toBeUndefined()
+  })
+
+  test('a policy without resource: no metadata in the step-up, no resource in AuthInfo', async () => {
+    const tokens = new MemoryTokenStore({ now: () => NOW })
+    const { record, value } = createApiToken({
+      userId: 'bob',
+      name: 'ci',
+      scopes: 'data.overview',
+      now: NOW - 1,
+    })
+    await tokens.save(record)
+    const gate = createMcpGate({ policy: createAccessPolicy({ tokens, now: () => NOW }) })
+    const stepped = await gate.check(request([`Bearer ${value}`], callOf('read_table_rows')))
+    expect(stepped.ok ? '' : stepped.denial.headers['www-authenticate']).toBe(
+      'Bearer realm="data-api", error="insufficient_scope", scope="data.data"',
+    )
+    const passed = await gate.check(request([`Bearer ${value}`], callOf('get_dataset')))
+    expect(passed.ok && passed.authInfo).toMatchObject({ clientId: '', extra: { userId: 'bob' } })
+    expect(passed.ok && 'resource' in passed.authInfo).toBe(false)
   })
 
   test('a token for another resource: 401 invalid_token', async () => {
@@ -215,6 +251,17 @@ const CASES: ReadonlyArray<readonly [string, string, string, Resource | undefine
   ['get_workflow', 'level-denied', 'wokflow.read', workflow('read', 'none'), 'json'],
 ]
 
+// The steps as the tests write them: a resolver and an answer that ignore the principal.
+function callTool(
+  gate: McpGate,
+  authInfo: unknown,
+  tool: string,
+  resolve: () => Resource | undefined,
+  answer: () => McpAnswer,
+) {
+  return gate.call(authInfo, tool, { resolve, answer })
+}
+
 async function authInfoFor(scopes: string) {
   const { gate, value, onError, policy } = await setup(scopes)
   const checked = await gate.check(request([`Bearer ${value}`], { method: 'tools/list' }))
@@ -225,7 +272,8 @@ async function authInfoFor(scopes: string) {
 describe('each tool call, decided and translated', () => {
   test.each(CASES)('%s, %s (token %s) → %s', async (tool, _case, scopes, resource, expected) => {
     const { gate, authInfo } = await authInfoFor(scopes)
-    const result = await gate.call(
+    const result = await callTool(
+      gate,
       authInfo,
       tool,
       () => resource,
@@ -238,15 +286,16 @@ describe('each tool call, decided and translated', () => {
   test('hidden and missing read the same, byte for byte', async () => {
     const { gate, authInfo } = await authInfoFor('data.data')
     const answer = () => ({ value: {}, records: 0 })
-    const hidden = await gate.call(authInfo, 'read_table_rows', () => dataset('none', 'none'), answer)
-    const missing = await gate.call(authInfo, 'read_table_rows', () => undefined, answer)
+    const hidden = await callTool(gate, authInfo, 'read_table_rows', () => dataset('none', 'none'), answer)
+    const missing = await callTool(gate, authInfo, 'read_table_rows', () => undefined, answer)
     expect(JSON.stringify(hidden)).toBe(JSON.stringify(missing))
   })
 
   test('an answer of undefined (a missing table of a readable dataset) is Not found', async () => {
     const { gate, authInfo } = await authInfoFor('data.data')
     expect(
-      await gate.call(
+      await callTool(
+        gate,
         authInfo,
         'read_table_rows',
         () => dataset('none', 'data'),
@@ -262,12 +311,12 @@ describe('each tool call, decided and translated', () => {
       value: { rows: Array.from({ length: n }, (_, i) => i) },
       records: n,
     })
-    expect((await gate.call(authInfo, 'read_table_rows', () => capped, rows(2))).isError).toBeUndefined()
-    expect(await gate.call(authInfo, 'read_table_rows', () => capped, rows(3))).toEqual(
+    expect((await callTool(gate, authInfo, 'read_table_rows', () => capped, rows(2))).isError).toBeUndefined()
+    expect(await callTool(gate, authInfo, 'read_table_rows', () => capped, rows(3))).toEqual(
       toolDenial(deny('export_restricted')),
     )
     const wide = () => ({ value: { text: 'x'.repeat(40) }, records: 1 })
-    expect((await gate.call(authInfo, 'read_table_rows', () => capped, wide)).content[0]!.text).toBe(
+    expect((await callTool(gate, authInfo, 'read_table_rows', () => capped, wide)).content[0]!.text).toBe(
       'Not authorized',
     )
   })
@@ -277,10 +326,10 @@ describe('each tool call, decided and translated', () => {
     const answer = () => ({ value: [], records: 0 })
     const listed = dataset('none', 'data', { allowedIps: ['203.0.113.0/24'] })
     const elsewhere = dataset('none', 'data', { allowedIps: ['198.51.100.0/24'] })
-    expect((await gate.call(authInfo, 'read_table_rows', () => listed, answer)).isError).toBeUndefined()
-    expect((await gate.call(authInfo, 'read_table_rows', () => elsewhere, answer)).content[0]!.text).toBe(
-      'Not authorized',
-    )
+    expect((await callTool(gate, authInfo, 'read_table_rows', () => listed, answer)).isError).toBeUndefined()
+    expect(
+      (await callTool(gate, authInfo, 'read_table_rows', () => elsewhere, answer)).content[0]!.text,
+    ).toBe('Not authorized')
   })
 
   test('fails closed: an AuthInfo the gate did not make, an unmapped tool, a failing resolver or answer', async () => {
@@ -288,26 +337,28 @@ describe('each tool call, decided and translated', () => {
     const forged: McpAuthInfo = { ...authInfo }
     const allowed = () => dataset('public' as never, 'data')
     const answer = () => ({ value: 1, records: 1 })
-    expect((await gate.call(forged, 'get_dataset', allowed, answer)).content[0]!.text).toBe(
+    expect((await callTool(gate, forged, 'get_dataset', allowed, answer)).content[0]!.text).toBe(
       'Invalid credentials',
     )
-    expect((await gate.call(undefined, 'get_dataset', allowed, answer)).content[0]!.text).toBe(
+    expect((await callTool(gate, undefined, 'get_dataset', allowed, answer)).content[0]!.text).toBe(
       'Invalid credentials',
     )
-    expect((await gate.call(authInfo, 'delete_all', allowed, answer)).content[0]!.text).toBe('Not authorized')
+    expect((await callTool(gate, authInfo, 'delete_all', allowed, answer)).content[0]!.text).toBe(
+      'Not authorized',
+    )
     const broken = () => {
       throw new Error('db down')
     }
-    expect((await gate.call(authInfo, 'get_dataset', broken, answer)).content[0]!.text).toBe(
+    expect((await callTool(gate, authInfo, 'get_dataset', broken, answer)).content[0]!.text).toBe(
       'Service unavailable',
     )
     expect(
-      (await gate.call(authInfo, 'get_dataset', () => dataset('none', 'data'), broken)).content[0]!.text,
+      (await callTool(gate, authInfo, 'get_dataset', () => dataset('none', 'data'), broken)).content[0]!.text,
     ).toBe('Service unavailable')
     const uncounted = () => ({ value: [] })
     expect(
-      (await gate.call(authInfo, 'read_table_rows', () => dataset('none', 'data'), uncounted)).content[0]!
-        .text,
+      (await callTool(gate, authInfo, 'read_table_rows', () => dataset('none', 'data'), uncounted))
+        .content[0]!.text,
     ).toBe('Service unavailable')
     expect(onError).toHaveBeenCalledTimes(3)
   })
@@ -322,5 +373,31 @@ describe('each tool call, decided and translated', () => {
     expect(await toolResult(policy, allow, () => ({ value: undefined }))).toEqual({
       content: [{ type: 'text', text: 'null' }],
     })
+  })
+
+  test('resolve and answer receive the authenticated caller', async () => {
+    const { gate, authInfo } = await authInfoFor('data.metadata')
+    const seen: string[] = []
+    const result = await gate.call(authInfo, 'get_dataset_metadata', {
+      resolve: (principal) => {
+        seen.push(`resolve ${principal.userId}`)
+        return dataset('none', 'metadata')
+      },
+      answer: (principal) => {
+        seen.push(`answer ${principal.userId}`)
+        return { value: 'ok' }
+      },
+    })
+    expect(result.isError).toBeUndefined()
+    expect(seen).toEqual(['resolve alice', 'answer alice'])
+  })
+
+  test('without a resolver: a listing answers, a data-content tool is refused', async () => {
+    const { gate, authInfo } = await authInfoFor('data.data')
+    const answer = () => ({ value: [], records: 0 })
+    expect(await gate.call(authInfo, 'list_datasets', { answer })).toEqual({
+      content: [{ type: 'text', text: '[]' }],
+    })
+    expect((await gate.call(authInfo, 'read_table_rows', { answer })).content[0]!.text).toBe('Not authorized')
   })
 })
