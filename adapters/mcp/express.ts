@@ -1,9 +1,8 @@
 import type { NextFunction, Request, Response } from 'express'
 import type { McpAuthInfo, McpGate } from '../../src/mcp/gate.js'
 import { requestOrigin } from '../express/index.js'
-import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
-import { readAuthorizationValues } from '../shared/authorization-header.js'
 import { writeDenial } from '../shared/node-response.js'
+import { nodeMcpRequest } from './node.js'
 
 /** An Express request after {@link mcpExpress}: `auth` is what the SDK's transport hands to tools. */
 export type McpExpressRequest = Request & { auth?: McpAuthInfo }
@@ -24,20 +23,10 @@ export type McpExpressRequest = Request & { auth?: McpAuthInfo }
  */
 export function mcpExpress(gate: McpGate): (req: Request, res: Response, next: NextFunction) => void {
   return (req, res, next) => {
-    const origin = requestOrigin(req)
-    const body: unknown = req.body
-    gate
-      .check({
-        authorization: readAuthorizationValues(req),
-        accessTokenParameter: queryHasAccessToken(req.originalUrl) || bodyHasAccessToken(body),
-        clientAddress: origin.clientAddress,
-        protocol: origin.protocol,
-        body,
-      })
-      .then((checked) => {
-        if (!checked.ok) return writeDenial(res, checked.denial)
-        ;(req as McpExpressRequest).auth = checked.authInfo
-        next()
-      }, next)
+    gate.check(nodeMcpRequest(req, requestOrigin(req), req.body)).then((checked) => {
+      if (!checked.ok) return writeDenial(res, checked.denial)
+      ;(req as McpExpressRequest).auth = checked.authInfo
+      next()
+    }, next)
   }
 }

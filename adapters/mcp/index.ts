@@ -33,3 +33,4 @@ export {
 } from '../../src/mcp/tools.js'
 export { type McpExpressRequest, mcpExpress } from './express.js'
 export { type McpEnv, type McpHonoOptions, type McpVariables, mcpHono } from './hono.js'
+export { type NodeMcpSource, nodeMcpRequest } from './node.js'
