@@ -15,6 +15,7 @@ export {
   type McpGate,
   type McpGateOptions,
   type McpHttpRequest,
+  type McpToolSteps,
 } from '../../src/mcp/gate.js'
 export {
   type McpAnswer,

@@ -136,18 +136,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)
-  // The MCP endpoint is a resource of its own (RFC 8707): its policy accepts only tokens for
-  // `{public-url}/mcp`, and its 401s name that resource's metadata.
-  const mcpPolicy = createAccessPolicy({
-    tokens,
-    realm: REALM,
-    now,
-    ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
-    resourceMetadata: perOrigin(origin, () => origin.wellKnown(PROTECTED_RESOURCE, MCP_PATH)),
-    resource: perOrigin(origin, () => mcpResource(origin)),
-    onError: (error, { stage }) => reportError(error, `MCP access policy (${stage})`),
-  })
-  const mcp: McpEndpoint = { gate: createMcpGate({ policy: mcpPolicy }), context: { model, policy } }
+  const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: options.ipv6Prefix, context: { model, policy } })
   const web = await createWebContext({
     users: seed.users,
     now,
@@ -215,6 +204,33 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     mcp,
     largeBodyPace: options.largeBodyPace ?? LARGE_BODY_PACE,
   }
+}
+
+/**
+ * The MCP endpoint, a resource of its own (RFC 8707): its policy accepts only tokens for
+ * `{public-url}/mcp` (or without audience), and its 401s name that resource's metadata.
+ *
+ * @example
+ * const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: undefined, context: { model, policy } })
+ */
+function mcpEndpoint(options: {
+  readonly tokens: TokenStore
+  readonly now: () => number
+  readonly origin: PublicOrigin
+  readonly ipv6Prefix: number | undefined
+  readonly context: McpEndpoint['context']
+}): McpEndpoint {
+  const { origin } = options
+  const policy = createAccessPolicy({
+    tokens: options.tokens,
+    realm: REALM,
+    now: options.now,
+    ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
+    resourceMetadata: perOrigin(origin, () => origin.wellKnown(PROTECTED_RESOURCE, MCP_PATH)),
+    resource: perOrigin(origin, () => mcpResource(origin)),
+    onError: (error, { stage }) => reportError(error, `MCP access policy (${stage})`),
+  })
+  return { gate: createMcpGate({ policy }), context: options.context }
 }
 
 /**

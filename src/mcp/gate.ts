@@ -46,10 +46,15 @@ export interface McpHttpRequest extends RequestContext {
  * `token` is always empty: the library never hands a token value on.
  */
 export interface McpAuthInfo {
+  /** Always empty: the token value stays with the request. */
   readonly token: string
+  /** The OAuth client the token was issued to; empty for an API token. */
   readonly clientId: string
+  /** The token's granted scopes, `public` first. */
   readonly scopes: string[]
+  /** The policy's `resource`: the endpoint the token was accepted for. */
   readonly resource?: URL
+  /** The caller, for logs: the token's owner and the token's id (never its value). */
   readonly extra: { readonly userId: string | undefined; readonly tokenId: string | undefined }
 }
 
@@ -103,7 +108,12 @@ interface Caller {
   readonly clientAddress: string | undefined
 }
 
-/** The names of the tools a JSON-RPC message or batch calls (`tools/call`), in order. */
+/**
+ * The names of the tools a JSON-RPC message or batch calls (`tools/call`), in order.
+ *
+ * @example
+ * calledTools([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_dataset' } }]) // ['get_dataset']
+ */
 export function calledTools(body: unknown): readonly string[] {
   const messages = Array.isArray(body) ? body : [body]
   const names: string[] = []
