@@ -128,14 +128,15 @@ export function calledTools(body: unknown): readonly string[] {
 }
 
 function withScopeParameter(denial: HttpDenial, scope: string): HttpDenial {
-  // Every 401 of the policy carries a challenge.
+  // Every 401 of the policy carries a challenge; `scope` goes where the policy's own 401s put it,
+  // before `resource_metadata`.
   const challenge = denial.headers['www-authenticate']!
+  const at = challenge.indexOf(', resource_metadata=')
+  const cut = at === -1 ? challenge.length : at
+  const scoped = `${challenge.slice(0, cut)}, scope=${quoteHeaderValue(scope)}${challenge.slice(cut)}`
   return Object.freeze({
     ...denial,
-    headers: Object.freeze({
-      ...denial.headers,
-      'www-authenticate': `${challenge}, scope=${quoteHeaderValue(scope)}`,
-    }),
+    headers: Object.freeze({ ...denial.headers, 'www-authenticate': scoped }),
   })
 }
 

@@ -115,7 +115,7 @@ describe('the HTTP check', () => {
       if (checked.ok) continue
       expect(checked.denial.status).toBe(401)
       expect(checked.denial.headers['www-authenticate']).toBe(
-        `Bearer realm="data-api", resource_metadata="${METADATA}", scope="${scope}"`,
+        `Bearer realm="data-api", scope="${scope}", resource_metadata="${METADATA}"`,
       )
     }
   })
@@ -145,6 +145,10 @@ describe('the HTTP check', () => {
     const stepped = await gate.check(request([`Bearer ${value}`], callOf('read_table_rows')))
     expect(stepped.ok ? '' : stepped.denial.headers['www-authenticate']).toBe(
       'Bearer realm="data-api", error="insufficient_scope", scope="data.data"',
+    )
+    const anonymous = await gate.check(request([], callOf('get_dataset')))
+    expect(anonymous.ok ? '' : anonymous.denial.headers['www-authenticate']).toBe(
+      'Bearer realm="data-api", scope="data.overview"',
     )
     const passed = await gate.check(request([`Bearer ${value}`], callOf('get_dataset')))
     expect(passed.ok && passed.authInfo).toMatchObject({ clientId: '', extra: { userId: 'bob' } })
