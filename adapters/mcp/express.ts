@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express'
 import type { McpAuthInfo, McpGate } from '../../src/mcp/gate.js'
-import { requestOrigin } from '../express/index.js'
+import { requestOrigin } from '../express/request-origin.js'
 import { writeDenial } from '../shared/node-response.js'
 import { nodeMcpRequest } from './node.js'
 
