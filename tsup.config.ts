@@ -15,6 +15,7 @@ export default defineConfig({
     redis: 'adapters/redis/index.ts',
     openapi: 'src/openapi/index.ts',
     dpop: 'src/dpop/index.ts',
+    mcp: 'adapters/mcp/index.ts',
     cli: 'cli/bin.ts',
   },
   format: ['esm'],

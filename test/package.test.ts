@@ -86,6 +86,7 @@ describe('the packed package', () => {
       './redis',
       './openapi',
       './dpop',
+      './mcp',
     ])
   })
 

@@ -58,6 +58,7 @@ const LAYERS: Record<string, number> = {
   'client.ts': 5,
   testing: 6,
   openapi: 6,
+  mcp: 6,
   'index.ts': 6,
 }
 const ENTRY_POINTS = new Set([

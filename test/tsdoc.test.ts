@@ -18,6 +18,7 @@ const ENTRIES = [
   'src/client.ts',
   'src/openapi/index.ts',
   'src/dpop/index.ts',
+  'adapters/mcp/index.ts',
 ]
 
 const program = ts.createProgram(

@@ -5,17 +5,8 @@
  * @module data-access-policy/express
  */
 import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express'
-import { strictProtocol } from '../../src/authentication/trusted-proxies.js'
 import { createExportMeter } from '../../src/decisions/export-meter.js'
-import type {
-  AccessPolicy,
-  Allow,
-  Deny,
-  ForwardedOrigin,
-  Operation,
-  Principal,
-  Resource,
-} from '../../src/index.js'
+import type { AccessPolicy, Allow, Deny, Operation, Principal, Resource } from '../../src/index.js'
 import { InvalidArgumentError } from '../../src/index.js'
 import type { RouteDescription } from '../../src/openapi/index.js'
 import { bodyHasAccessToken, queryHasAccessToken } from '../shared/access-token-parameter.js'
@@ -36,10 +27,8 @@ import {
   requireAllow,
   type StreamInit,
 } from '../shared/data-response.js'
-import { directOrigin } from '../shared/direct-origin.js'
 import { meterChunks } from '../shared/metered-chunks.js'
 import {
-  isEncrypted,
   pipeToNodeResponse,
   sentStatus,
   whenClosed,
@@ -47,10 +36,12 @@ import {
   writeDenial,
 } from '../shared/node-response.js'
 import { checkRouteAccess } from '../shared/route-access.js'
+import { requestOrigin } from './request-origin.js'
 import { prepareRequest, storeAccess } from './request-properties.js'
 import { type ExpressRoutesOptions, tagRequirement, walkRoutes } from './route-registry.js'
 
 export type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
+export { requestOrigin } from './request-origin.js'
 export type { ExpressRoutesOptions, SkippedRoute } from './route-registry.js'
 
 /** Express's default route parameters (`ParamsDictionary`). */
@@ -307,21 +298,3 @@ function registerRoute<P>(
 
 const ROUTE_METHODS: readonly ExpressRouteMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 const LOWER = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' } as const
-
-/**
- * The client address and protocol the policy sees for a request: `req.ip` and `req.protocol` under
- * the app's `trust proxy` setting, with a multi-hop `X-Forwarded-Proto` counting as `https` only
- * when every hop says so. Pages of the host's own that must agree with the API (an HTTPS-only
- * sign-in page, say) read it here.
- *
- * @example
- * if (!isSecureTransport(requestOrigin(req))) return res.status(403).send('HTTPS required')
- */
-export function requestOrigin(req: Request<unknown>): ForwardedOrigin {
-  const direct = directOrigin(req)
-  if (direct !== undefined) return direct
-  return {
-    clientAddress: req.ip,
-    protocol: strictProtocol(req.protocol, isEncrypted(req.socket), req.headers['x-forwarded-proto']),
-  }
-}

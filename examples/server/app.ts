@@ -9,6 +9,7 @@ import {
   MemoryTokenStore,
   type TokenStore,
 } from 'data-access-policy'
+import { createMcpGate } from 'data-access-policy/mcp'
 import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
@@ -17,12 +18,13 @@ import { MemoryReportReplayStore, type ReportReplayStore } from './leaks/report-
 import type { SecretScanningKeys } from './leaks/secret-scanning-keys.js'
 import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
-import { perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
+import { MCP_PATH, type McpEndpoint } from './mcp/mcp-endpoint.js'
+import { PROTECTED_RESOURCE, perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
 import type { ClientMetadataOptions } from './oauth/oauth-context.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
 import { MemoryRegistrationStore, type RegistrationStore } from './oauth/registrations.js'
-import { apiResource } from './oauth/resources.js'
+import { apiResource, mcpResource } from './oauth/resources.js'
 import { referenceRoutes } from './openapi/reference-routes.js'
 import { PublicOrigin } from './public-origin.js'
 import { LARGE_BODY_PACE, type LargeBodyPace } from './request/large-body.js'
@@ -55,6 +57,8 @@ export interface App {
   readonly origin: PublicOrigin
   /** Where every failure behind a 503 (or a 500) is reported: {@link reportError}. */
   readonly reportError: (error: unknown, where: string) => void
+  /** `/mcp`: its guard (a policy of its own, for the resource `{public-url}/mcp`) and the tools' data. */
+  readonly mcp: McpEndpoint
   /** The pace a read past 64 KiB keeps to hold its large-body slot (request/large-body.ts). */
   readonly largeBodyPace: LargeBodyPace
 }
@@ -140,6 +144,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
   })
   const model = new DataModel(seed)
+  const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: options.ipv6Prefix, context: { model, policy } })
   const web = await createWebContext({
     users: seed.users,
     now,
@@ -211,8 +216,36 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     origin,
     reportError,
     routeSets,
+    mcp,
     largeBodyPace: options.largeBodyPace ?? LARGE_BODY_PACE,
   }
+}
+
+/**
+ * The MCP endpoint, a resource of its own (RFC 8707): its policy accepts only tokens for
+ * `{public-url}/mcp` (or without audience), and its 401s name that resource's metadata.
+ *
+ * @example
+ * const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: undefined, context: { model, policy } })
+ */
+function mcpEndpoint(options: {
+  readonly tokens: TokenStore
+  readonly now: () => number
+  readonly origin: PublicOrigin
+  readonly ipv6Prefix: number | undefined
+  readonly context: McpEndpoint['context']
+}): McpEndpoint {
+  const { origin } = options
+  const policy = createAccessPolicy({
+    tokens: options.tokens,
+    realm: REALM,
+    now: options.now,
+    ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),
+    resourceMetadata: perOrigin(origin, () => origin.wellKnown(PROTECTED_RESOURCE, MCP_PATH)),
+    resource: perOrigin(origin, () => mcpResource(origin)),
+    onError: (error, { stage }) => reportError(error, `MCP access policy (${stage})`),
+  })
+  return { gate: createMcpGate({ policy }), context: options.context }
 }
 
 /**

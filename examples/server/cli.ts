@@ -3,9 +3,11 @@
  * stop, 2 for a bad flag or seed (one line naming the field and quoting the value), 1 when the
  * server cannot start for another reason (the port is taken, say).
  */
+
 import { ConfigError } from 'data-access-policy'
 import { parseCommandLine, USAGE } from './flags.js'
 import { readSecretScanningKeys } from './leaks/secret-scanning-keys.js'
+import { MCP_PATH } from './mcp/mcp-endpoint.js'
 import { DOCS_PATH, OPENAPI_PATH } from './openapi/reference-routes.js'
 import { DEMO_SEED, demoBanner } from './seed/demo.js'
 import { loadSeed, readSeedFile } from './seed/load.js'
@@ -81,6 +83,7 @@ export async function run(argv: readonly string[], io: Console = PROCESS_CONSOLE
   }
   io.out(`listening on ${server.url}`)
   io.out(`API reference: ${server.url}${DOCS_PATH} (OpenAPI 3.1: ${server.url}${OPENAPI_PATH})`)
+  io.out(`MCP (Streamable HTTP, for AI agents; docs/mcp.md): ${server.url}${MCP_PATH}`)
   if (demo) io.out(demoBanner(server.url))
   return { server }
 }

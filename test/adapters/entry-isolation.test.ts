@@ -28,6 +28,11 @@ describe('each adapter entry loads only its own framework (frameworks are option
     expect([...packagesReachedFrom('src/jwt/index.ts')].filter((name) => !core.has(name))).toEqual(['jose'])
   })
 
+  test('the MCP entry loads no framework, no MCP SDK and no Node built-in: only the core', () => {
+    const core = new Set(packagesReachedFrom('src/index.ts'))
+    expect([...packagesReachedFrom('adapters/mcp/index.ts')].filter((name) => !core.has(name))).toEqual([])
+  })
+
   test('the scan sees runtime imports and skips type-only ones', () => {
     expect([...packagesReachedFrom('adapters/fastify/index.ts')]).toEqual(
       expect.arrayContaining(['node:stream', 'fastify-plugin', 'zod']),

@@ -91,6 +91,7 @@ describe('npm start (child processes)', () => {
       expect(lines[0]).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/)
       const url = lines[0]!.slice('listening on '.length)
       expect(lines[1]).toBe(`API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`)
+      expect(lines[2]).toBe(`MCP (Streamable HTTP, for AI agents; docs/mcp.md): ${url}/mcp`)
       expect((await fetch(`${url}/docs`)).status).toBe(200)
       expect(stdout).toContain('Demo tokens')
       expect(stdout).toMatch(/dap_[0-9A-Za-z]{38}/)
@@ -181,6 +182,7 @@ describe('run (in process)', () => {
       expect(io.out_).toEqual([
         `listening on ${url}`,
         `API reference: ${url}/docs (OpenAPI 3.1: ${url}/openapi.json)`,
+        `MCP (Streamable HTTP, for AI agents; docs/mcp.md): ${url}/mcp`,
       ])
       const response = await fetch(`${result.server.url}/api/v1/users/alice/datasets`, {
         headers: { authorization: `Bearer ${MINIMAL_SEED.tokens[0]!.value}` },

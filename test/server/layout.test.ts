@@ -10,7 +10,19 @@ import { describe, expect, test } from 'vitest'
 const server = join(import.meta.dirname, '../../examples/server')
 
 /** Lowest first: each folder may import (at run time) only the folders before it in this list. */
-const LAYERS = ['routes', 'request', 'limits', 'seed', 'leaks', 'api', 'web', 'oauth', 'openapi', 'http']
+const LAYERS = [
+  'routes',
+  'request',
+  'limits',
+  'seed',
+  'leaks',
+  'api',
+  'mcp',
+  'web',
+  'oauth',
+  'openapi',
+  'http',
+]
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -54,7 +54,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
       token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      protected_resources: [`${origin()}/api/v1`],
+      protected_resources: [`${origin()}/api/v1`, `${origin()}/mcp`],
       dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'],
     })
   })
@@ -201,6 +201,7 @@ describe.each(FRAMEWORKS)(
       ['/.well-known/oauth-authorization-server', 'issuer', 'https://data.example.org/dap'],
       ['/.well-known/oauth-protected-resource/dap/api/v1', 'resource', 'https://data.example.org/dap/api/v1'],
       ['/.well-known/oauth-protected-resource/dap', 'resource', 'https://data.example.org/dap'],
+      ['/.well-known/oauth-protected-resource/dap/mcp', 'resource', 'https://data.example.org/dap/mcp'],
     ])('%s answers its %s: %s', async (path, field, value) => {
       const response = await fetch(`${server.url}${path}`)
       expect(response.status).toBe(200)
@@ -218,6 +219,19 @@ describe.each(FRAMEWORKS)(
       await denied.arrayBuffer()
       expect(denied.headers.get('www-authenticate')).toBe(
         'Bearer realm="data-api", scope="data.overview", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/api/v1"',
+      )
+    })
+
+    test('the MCP endpoint under the prefix names its own metadata', async () => {
+      const denied = await fetch(`${server.url}/dap/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+      await denied.arrayBuffer()
+      expect(denied.status).toBe(401)
+      expect(denied.headers.get('www-authenticate')).toBe(
+        'Bearer realm="data-api", scope="data.overview", resource_metadata="https://data.example.org/.well-known/oauth-protected-resource/dap/mcp"',
       )
     })
   },

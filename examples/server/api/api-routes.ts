@@ -5,7 +5,13 @@
  * only once the policy allowed, and data-content handlers declare the records they send so the
  * adapter can enforce export caps before the first byte.
  */
-import type { AccessPolicy, Operation, Principal } from 'data-access-policy'
+import type {
+  AccessPolicy,
+  DatasetResource,
+  Operation,
+  Principal,
+  WorkflowResource,
+} from 'data-access-policy'
 import { readJsonObject, unknownKey } from '../request/body.js'
 import { invalidParameter, json, notFound } from '../routes/http-result.js'
 import type { ApiRequest, Route, RouteAccess, RouteResult, RouteSet } from '../routes/route-set.js'
@@ -15,6 +21,7 @@ import { type DataModel, type Dataset, MEMBER_STATUSES, type MemberStatus, type 
 import { describeDataset, describeOrganization, describeWorkflow } from './describe.js'
 import {
   DEFAULT_MAX_RESULTS,
+  type ListingParams,
   MAX_RESULTS_DETAIL,
   paginate,
   parseMaxResults,
@@ -45,23 +52,52 @@ function datasetOf(model: DataModel, request: ApiRequest): Dataset | undefined {
   return model.dataset(param(request, 'owner'), param(request, 'name'))
 }
 
+/**
+ * The resource of dataset `owner/name` as the policy sees it for `principal`, or `undefined` when
+ * there is none: the resolver of every dataset route, and of the MCP tools (../mcp/mcp-tools.ts).
+ *
+ * @example
+ * resolveDataset(model, 'acme', 'weather', principal) // { kind: 'dataset', publicLevel: 'overview', … }
+ */
+export function resolveDataset(
+  model: DataModel,
+  owner: string,
+  name: string,
+  principal: Principal | undefined,
+): DatasetResource | undefined {
+  const found = model.dataset(owner, name)
+  return found && describeDataset(model, found, principal)
+}
+
+/**
+ * The resource of workflow `owner/name` for `principal`, or `undefined` when there is none.
+ *
+ * @example
+ * resolveWorkflow(model, 'acme', 'ingest', principal)
+ */
+export function resolveWorkflow(
+  model: DataModel,
+  owner: string,
+  name: string,
+  principal: Principal | undefined,
+): WorkflowResource | undefined {
+  const found = model.workflow(owner, name)
+  return found && describeWorkflow(model, found, principal)
+}
+
 function datasetAccess(model: DataModel, operation: Operation): RouteAccess {
   return {
     operation,
-    resource: (request: ApiRequest) => {
-      const found = datasetOf(model, request)
-      return found && describeDataset(model, found, request.principal)
-    },
+    resource: (request: ApiRequest) =>
+      resolveDataset(model, param(request, 'owner'), param(request, 'name'), request.principal),
   }
 }
 
 function workflowAccess(model: DataModel, operation: 'workflow.read' | 'workflow.run'): RouteAccess {
   return {
     operation,
-    resource: (request: ApiRequest) => {
-      const found = model.workflow(param(request, 'owner'), param(request, 'name'))
-      return found && describeWorkflow(model, found, request.principal)
-    },
+    resource: (request: ApiRequest) =>
+      resolveWorkflow(model, param(request, 'owner'), param(request, 'name'), request.principal),
   }
 }
 
@@ -89,19 +125,35 @@ function listDatasets(kind: OwnerKind, key: string): ApiHandler {
     if (!body.ok) return body.result
     const params = readListingParams(request.query, body.value, owner)
     if (!params.ok) return params.result
-    const visible = model
-      .datasetsOf(owner)
-      .filter((each) => isListed(policy, principal, describeDataset(model, each, principal)))
-    const page = paginate(visible, owner, params.value)
-    return json({
-      results: page.items.map((each) => ({
-        owner: each.owner,
-        name: each.name,
-        description: each.description,
-        publicLevel: each.publicLevel,
-      })),
-      nextPageToken: page.nextPageToken,
-    })
+    return json(listingPage({ model, policy }, principal, owner, params.value))
+  }
+}
+
+/**
+ * One page of the datasets of `owner` that `principal` may see, each filtered with `dataset.list`:
+ * the answer of the listing routes and of the MCP tool `list_datasets`.
+ *
+ * @example
+ * listingPage(context, principal, 'acme', { maxResults: 100, after: undefined })
+ */
+export function listingPage(
+  { model, policy }: ApiContext,
+  principal: Principal,
+  owner: string,
+  params: ListingParams,
+): { results: unknown[]; nextPageToken: string | null } {
+  const visible = model
+    .datasetsOf(owner)
+    .filter((each) => isListed(policy, principal, describeDataset(model, each, principal)))
+  const page = paginate(visible, owner, params)
+  return {
+    results: page.items.map((each) => ({
+      owner: each.owner,
+      name: each.name,
+      description: each.description,
+      publicLevel: each.publicLevel,
+    })),
+    nextPageToken: page.nextPageToken,
   }
 }
 
@@ -119,24 +171,53 @@ async function updateDescription({ model }: ApiContext, request: ApiRequest): Pr
 }
 
 async function showMetadata({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
-  return withDataset(datasetOf(model, request), (found) =>
-    json({
-      tables: found.tables.map((table) => ({
-        name: table.name,
-        variables: table.variables,
-        numRows: table.rows.length,
-      })),
-    }),
-  )
+  return withDataset(datasetOf(model, request), (found) => json(metadataOf(found)))
+}
+
+/**
+ * The metadata answer of a dataset: its tables, their variables and row counts.
+ *
+ * @example
+ * metadataOf(dataset).tables[0] // { name: 'visits', variables: […], numRows: 3 }
+ */
+export function metadataOf(dataset: Dataset): {
+  tables: { name: string; variables: unknown; numRows: number }[]
+} {
+  return {
+    tables: dataset.tables.map((table) => ({
+      name: table.name,
+      variables: table.variables,
+      numRows: table.rows.length,
+    })),
+  }
+}
+
+/**
+ * The rows answer of table `name` of a dataset, at most `maxResults` (100 by default) of them, or
+ * `undefined` when the dataset has no such table; `records` is how many rows it carries, which the
+ * export caps count.
+ *
+ * @example
+ * tableRows(dataset, 'visits', 2) // { body: { rows: [[…], […]] }, records: 2 }
+ */
+export function tableRows(
+  dataset: Dataset | undefined,
+  name: string,
+  maxResults: number | undefined,
+): { body: { rows: unknown[] }; records: number } | undefined {
+  const table = dataset?.tables.find((each) => each.name === name)
+  if (table === undefined) return undefined
+  const rows = table.rows.slice(0, maxResults ?? DEFAULT_MAX_RESULTS)
+  return { body: { rows }, records: rows.length }
 }
 
 async function readRows({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
-  const table = datasetOf(model, request)?.tables.find((each) => each.name === param(request, 'table'))
-  if (table === undefined) return notFound()
+  const found = datasetOf(model, request)
+  if (tableRows(found, param(request, 'table'), 0) === undefined) return notFound()
   const maxResults = parseMaxResults(request.query)
   if (!maxResults.ok) return maxResults.result
-  const rows = table.rows.slice(0, maxResults.value ?? DEFAULT_MAX_RESULTS)
-  return data('application/json; charset=utf-8', JSON.stringify({ rows }), rows.length)
+  const answer = tableRows(found, param(request, 'table'), maxResults.value)!
+  return data('application/json; charset=utf-8', JSON.stringify(answer.body), answer.records)
 }
 
 async function createExport({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
@@ -158,7 +239,20 @@ async function releaseVersion({ model }: ApiContext, request: ApiRequest): Promi
 
 async function showWorkflow({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
   const found = model.workflow(param(request, 'owner'), param(request, 'name'))
-  return found === undefined ? notFound() : json({ owner: found.owner, name: found.name })
+  return found === undefined ? notFound() : json(workflowOf(found))
+}
+
+/**
+ * The answer about a workflow.
+ *
+ * @example
+ * workflowOf(model.workflow('acme', 'ingest')!) // { owner: 'acme', name: 'ingest' }
+ */
+export function workflowOf(workflow: { readonly owner: string; readonly name: string }): {
+  owner: string
+  name: string
+} {
+  return { owner: workflow.owner, name: workflow.name }
 }
 
 async function runWorkflow({ model }: ApiContext, request: ApiRequest): Promise<RouteResult> {
@@ -308,7 +402,13 @@ function isListed(
   return policy.authorize(principal, 'dataset.list', resource).allowed
 }
 
-function overviewOf(dataset: Dataset): { owner: string; name: string; description: string } {
+/**
+ * The overview answer of a dataset.
+ *
+ * @example
+ * overviewOf(dataset) // { owner: 'acme', name: 'weather', description: '…' }
+ */
+export function overviewOf(dataset: Dataset): { owner: string; name: string; description: string } {
   return { owner: dataset.owner, name: dataset.name, description: dataset.description }
 }
 

@@ -6,8 +6,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { deny } from 'data-access-policy'
 import { accessControl, requestOrigin } from 'data-access-policy/express'
+import { mcpExpress } from 'data-access-policy/mcp'
 import express, { type Request, type RequestHandler, type Response } from 'express'
 import type { App } from '../app.js'
+import { MCP_PATH, METHOD_NOT_ALLOWED, serveNode } from '../mcp/mcp-endpoint.js'
 import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR } from '../routes/http-result.js'
@@ -119,6 +121,7 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
   }
 
   for (const set of app.routeSets) for (const route of set.routes) mount(route)
+  mountMcp(web, app)
   web.use((_req: Request, res: Response) => access.sendDenial(res, deny('not_found')))
   web.use((error: unknown, _req: Request, res: Response, _next: express.NextFunction) => {
     console.error('express:', error)
@@ -126,6 +129,16 @@ export function createExpressApp(app: App, trustProxy: TrustProxy): express.Expr
     else writeJson(res, INTERNAL_ERROR.status, INTERNAL_ERROR.body)
   })
   return web
+}
+
+// `/mcp`: the library's guard, then the SDK's Node transport, on the body the app's parser read.
+function mountMcp(web: express.Express, app: App): void {
+  web.post(MCP_PATH, mcpExpress(app.mcp.gate), (req, res, next) => {
+    serveNode(app.mcp, req, res, req.body).catch(next)
+  })
+  web.all(MCP_PATH, (_req, res) => {
+    res.writeHead(METHOD_NOT_ALLOWED.status, METHOD_NOT_ALLOWED.headers).end(METHOD_NOT_ALLOWED.body)
+  })
 }
 
 /**

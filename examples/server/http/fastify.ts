@@ -6,8 +6,10 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { deny } from 'data-access-policy'
 import { accessControl, requestOrigin } from 'data-access-policy/fastify'
+import { nodeMcpRequest } from 'data-access-policy/mcp'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import type { App } from '../app.js'
+import { MCP_PATH, METHOD_NOT_ALLOWED, serveNode } from '../mcp/mcp-endpoint.js'
 import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
@@ -141,6 +143,28 @@ function mountRoute(
   })
 }
 
+// `/mcp`: the library's check on the parsed body, then the SDK's Node transport on the raw response.
+function mountMcp(web: FastifyApp, app: App): void {
+  web.post(MCP_PATH, async (request, reply) => {
+    const checked = await app.mcp.gate.check(
+      nodeMcpRequest(request.raw, requestOrigin(request), request.body),
+    )
+    if (!checked.ok) {
+      const { status, headers, body } = checked.denial
+      return reply.code(status).headers(headers).send(body)
+    }
+    reply.hijack()
+    await serveNode(app.mcp, Object.assign(request.raw, { auth: checked.authInfo }), reply.raw, request.body)
+    return reply
+  })
+  web.route({
+    method: ['GET', 'DELETE'],
+    url: MCP_PATH,
+    handler: (_request, reply) =>
+      reply.code(METHOD_NOT_ALLOWED.status).headers(METHOD_NOT_ALLOWED.headers).send(METHOD_NOT_ALLOWED.body),
+  })
+}
+
 // No route: the policy's 404. A handler that throws: the one JSON 500, its error logged.
 function answerUnrouted(web: FastifyApp): void {
   web.setNotFoundHandler((_request, reply) => reply.sendDenial(deny('not_found')))
@@ -165,6 +189,7 @@ export async function createFastifyApp(app: App, trustProxy: BindingOptions['tru
   await web.register(accessControl, { policy: app.policy })
   const neutral = neutralRequests(bodies)
   for (const set of app.routeSets) for (const route of set.routes) mountRoute(web, app, neutral, route)
+  mountMcp(web, app)
   answerUnrouted(web)
   return web
 }

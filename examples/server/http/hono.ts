@@ -9,8 +9,10 @@ import { getConnInfo } from '@hono/node-server/conninfo'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { deny } from 'data-access-policy'
 import { type AccessEnv, accessControl } from 'data-access-policy/hono'
+import { type McpEnv, type McpHonoOptions, mcpHono } from 'data-access-policy/mcp'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import type { App } from '../app.js'
+import { MCP_PATH, METHOD_NOT_ALLOWED, serveWeb } from '../mcp/mcp-endpoint.js'
 import { bodyLimits, bodyReader, largeBodyClaims, type ReadBody, readRequestBody } from '../request/body.js'
 import { neutralRequest } from '../request/neutral.js'
 import { INTERNAL_ERROR, JSON_CONTENT_TYPE } from '../routes/http-result.js'
@@ -150,6 +152,7 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
   }
 
   for (const set of app.routeSets) for (const route of set.routes) mount(route)
+  web.route('/', mcpRoutes(app, access.requestOrigin) as unknown as Hono<Env>)
   web.notFound((c) => access.sendDenial(c, deny('not_found')))
   web.onError((error, c) => {
     console.error('hono:', error)
@@ -158,6 +161,19 @@ export function createHonoApp(app: App, trustProxy: BindingOptions['trustProxy']
     })
   })
   return web
+}
+
+// `/mcp`: the library's guard, then the SDK's web-standard transport.
+function mcpRoutes(app: App, requestOrigin: McpHonoOptions['requestOrigin']): Hono<McpEnv> {
+  const mcp = new Hono<McpEnv>()
+  mcp.post(MCP_PATH, mcpHono(app.mcp.gate, { requestOrigin }), (c) =>
+    serveWeb(app.mcp, c.req.raw, c.get('auth'), c.get('parsedBody')),
+  )
+  mcp.on(['GET', 'DELETE'], MCP_PATH, () => {
+    const { status, headers, body } = METHOD_NOT_ALLOWED
+    return new Response(body, { status, headers: { ...headers } })
+  })
+  return mcp
 }
 
 /**

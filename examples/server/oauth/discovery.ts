@@ -11,6 +11,7 @@ import { SCOPES } from 'data-access-policy'
 import { DPOP_ALGORITHMS } from 'data-access-policy/dpop'
 import { DEVICE_CODE_GRANT_TYPE } from 'data-access-policy/oauth'
 import { API_PREFIX } from '../api/api-routes.js'
+import { MCP_PATH } from '../mcp/mcp-tools.js'
 import type { PublicOrigin } from '../public-origin.js'
 import { json } from '../routes/http-result.js'
 import type { Route, RouteResult } from '../routes/route-set.js'
@@ -54,7 +55,7 @@ export function authorizationServerMetadata(origin: PublicOrigin): Record<string
     // RFC 7662 §4: only registered confidential clients allowed to introspect.
     introspection_endpoint_auth_methods_supported: CONFIDENTIAL_AUTH,
     // RFC 9728 §4: the resources that accept this server's tokens.
-    protected_resources: [`${issuer}${API_PREFIX}`],
+    protected_resources: [`${issuer}${API_PREFIX}`, `${issuer}${MCP_PATH}`],
     // RFC 9449 §5.1: the token endpoint binds tokens to DPoP proofs signed with these.
     dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
   }
@@ -113,7 +114,8 @@ const served = (origin: PublicOrigin, answer: () => Record<string, unknown>) => 
 /**
  * The discovery routes: the authorization server's metadata at `/.well-known/oauth-authorization-server`
  * (and `…/PREFIX` for an origin with a path), the API's protected-resource metadata at
- * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, and the origin's own at
+ * `/.well-known/oauth-protected-resource[/PREFIX]/api/v1`, the MCP endpoint's at
+ * `/.well-known/oauth-protected-resource[/PREFIX]/mcp`, and the origin's own at
  * `/.well-known/oauth-protected-resource[/PREFIX]` (with a prefix, not at the root: that would
  * describe the whole host).
  *
@@ -142,6 +144,11 @@ export function discoveryRoutes(origin: PublicOrigin): Route[] {
       method: 'GET',
       path: `/.well-known/${PROTECTED_RESOURCE}${prefix}${API_PREFIX}`,
       handle: served(origin, () => protectedResourceMetadata(origin, `${origin.url}${API_PREFIX}`)),
+    },
+    {
+      method: 'GET',
+      path: `/.well-known/${PROTECTED_RESOURCE}${prefix}${MCP_PATH}`,
+      handle: served(origin, () => protectedResourceMetadata(origin, `${origin.url}${MCP_PATH}`)),
     },
   ]
 }

@@ -1,11 +1,12 @@
 /**
  * The resources this server issues tokens for (RFC 8707): its own API, `{public-url}/api/v1`, the
  * default audience of every grant, then the seed's `resources`. Each has the name the consent pages
- * show. A new endpoint of this server with tokens of its own (a later `/mcp`) is one more entry of
- * {@link OWN_RESOURCES}.
+ * show. The MCP endpoint, `{public-url}/mcp`, is a resource of its own: a token for the API is
+ * refused there, and one for `/mcp` at the API.
  */
 import type { KnownResources } from 'data-access-policy/oauth'
 import { API_PREFIX } from '../api/api-routes.js'
+import { MCP_PATH } from '../mcp/mcp-tools.js'
 import type { PublicOrigin } from '../public-origin.js'
 import type { SeedResource } from '../seed/schema.js'
 import { perOrigin } from './discovery.js'
@@ -19,6 +20,7 @@ export interface NamedResource {
 /** The server's own resources, as paths under its public URL; the first is the default audience. */
 export const OWN_RESOURCES: readonly { readonly path: string; readonly name: string }[] = [
   { path: API_PREFIX, name: 'this data API' },
+  { path: MCP_PATH, name: "this server's MCP endpoint (AI agents)" },
 ]
 
 /** What the OAuth routes know of resources, for the current public URL. */
@@ -40,6 +42,16 @@ export interface ServerResources {
  */
 export function apiResource(origin: PublicOrigin): string {
   return `${origin.url}${API_PREFIX}`
+}
+
+/**
+ * The MCP endpoint's resource identifier, `{public-url}/mcp`: the `resource` of its policy.
+ *
+ * @example
+ * mcpResource(new PublicOrigin('https://data.example.org')) // 'https://data.example.org/mcp'
+ */
+export function mcpResource(origin: PublicOrigin): string {
+  return `${origin.url}${MCP_PATH}`
 }
 
 /**
