@@ -45,6 +45,8 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
       device_authorization_endpoint: `${origin()}/oauth/device_authorization`,
       revocation_endpoint: `${origin()}/oauth/revoke`,
       introspection_endpoint: `${origin()}/oauth/introspect`,
+      registration_endpoint: `${origin()}/oauth/register`,
+      client_id_metadata_document_supported: true,
       scopes_supported: SCOPES,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
