@@ -16,6 +16,8 @@ export {
   verifyDpopProof,
 } from './dpop-proof.js'
 export { jwkThumbprint } from './jwk-thumbprint.js'
+export { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './nonces.js'
+export type { DpopPolicyOptions } from './policy-options.js'
 export {
   type DpopReplayCache,
   MemoryDpopReplayCache,

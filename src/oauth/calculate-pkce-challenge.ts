@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors.js'
-import { hashTokenValue } from '../tokens/token-hash.js'
 import { encodeBase64Url, hexToBytes } from '../tokens/base64url.js'
+import { hashTokenValue } from '../tokens/token-hash.js'
 import { isValidCodeVerifier } from './pkce-syntax.js'
 
 /**

@@ -58,6 +58,11 @@ export type CreateOAuthTokenOptions = {
   readonly clientId?: string
   /** The resources the token is for (RFC 8707): 1–16 absolute URIs. Absent: any of the issuer's. */
   readonly audience?: readonly string[]
+  /**
+   * The RFC 7638 thumbprint of the key the token is bound to (RFC 9449 `cnf.jkt`): 43 base64url
+   * characters. A bound token is refused without a DPoP proof by that key. Absent: a bearer token.
+   */
+  readonly dpopJkt?: string
   /** The clock, epoch ms. */
   readonly now: number
   /** Lifetime in ms; one hour by default. */
@@ -82,6 +87,8 @@ export type ImportApiTokenOptions = {
 export const DEFAULT_OAUTH_TOKEN_TTL_MS = 3_600_000
 
 const OAUTH_TOKEN_NAME = 'OAuth session'
+// A SHA-256 thumbprint, base64url without padding: 32 bytes are 43 characters.
+const JKT_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
 type RecordFields = {
   readonly id: string
@@ -93,6 +100,7 @@ type RecordFields = {
   readonly expiresAt: number | undefined
   readonly clientId?: string | undefined
   readonly audience?: readonly string[] | undefined
+  readonly dpopJkt?: string | undefined
   readonly lifetimeDays?: number | undefined
 }
 
@@ -123,6 +131,7 @@ function buildRecord(value: string, fields: RecordFields): TokenRecord {
     ...(fields.expiresAt !== undefined && { expiresAt: fields.expiresAt }),
     ...(fields.clientId !== undefined && { clientId: fields.clientId }),
     ...(fields.audience !== undefined && { audience: fields.audience }),
+    ...(fields.dpopJkt !== undefined && { dpopJkt: fields.dpopJkt }),
     ...(fields.lifetimeDays !== undefined && { lifetimeDays: fields.lifetimeDays }),
   })
 }
@@ -163,7 +172,7 @@ export function createApiToken(options: CreateApiTokenOptions): CreatedToken {
 /**
  * Creates a short-lived OAuth token, named after its client when it has one.
  *
- * @throws {ConfigError} naming `userId`, `clientId`, `audience`, `ttlMs` or `id` when one is invalid.
+ * @throws {ConfigError} naming `userId`, `clientId`, `audience`, `dpopJkt`, `ttlMs` or `id` when one is invalid.
  * @throws {ScopeError} naming an unknown or malformed scope.
  * @example
  * const { record } = createOAuthToken({ userId: 'alice', scopes: ['data.metadata'], clientId: 'cli', now })
@@ -180,6 +189,13 @@ export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken
   if (clientId !== undefined && (typeof clientId !== 'string' || !CLIENT_ID_PATTERN.test(clientId))) {
     throw new ConfigError(['clientId'], 'must be 1–80 visible ASCII characters')
   }
+  const dpopJkt = options.dpopJkt
+  if (dpopJkt !== undefined && (typeof dpopJkt !== 'string' || !JKT_PATTERN.test(dpopJkt))) {
+    throw new ConfigError(
+      ['dpopJkt'],
+      `must be an RFC 7638 SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(dpopJkt)}`,
+    )
+  }
   const fields: RecordFields = {
     id: chooseId(options.id),
     kind: 'oauth',
@@ -190,6 +206,7 @@ export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken
     expiresAt: options.now + ttlMs,
     clientId,
     audience: options.audience === undefined ? undefined : normalizeAudience(options.audience),
+    dpopJkt,
   }
   const value = generateTokenValue('oauth')
   return Object.freeze({ record: buildRecord(value, fields), value })

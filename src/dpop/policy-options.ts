@@ -1,0 +1,99 @@
+import { z } from 'zod'
+import type { DpopCheck } from '../authentication/dpop-authentication.js'
+import { ConfigError } from '../errors.js'
+import { DPOP_ALGORITHMS, DPOP_PROOF_LEEWAY_SECONDS, DPOP_PROOF_MAX_AGE_SECONDS } from './dpop-proof.js'
+import { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './nonces.js'
+import { type DpopReplayCache, MemoryDpopReplayCache } from './replay-cache.js'
+
+/** Options of a policy's DPoP check: `createAccessPolicy({ dpop })`. */
+export interface DpopPolicyOptions {
+  /**
+   * Where used proofs are remembered. Several instances must share one (`RedisDpopReplayCache`
+   * from `data-access-policy/redis`), or a proof used on one is accepted once more on each other.
+   */
+  readonly replayCache?: DpopReplayCache
+  /** The accepted proof algorithms, a subset of `DPOP_ALGORITHMS`; named in the `algs` of challenges. */
+  readonly algorithms?: readonly string[]
+  /** How long after its `iat` a proof is accepted, in seconds (1–3600, default 300). */
+  readonly maxAgeSeconds?: number
+  /** How far ahead of the clock a proof's `iat` may be, in seconds (0–300, default 30). */
+  readonly leewaySeconds?: number
+  /**
+   * Server nonces (RFC 9449 §8): a proof must carry the current one, else 401 `use_dpop_nonce`
+   * with `DPoP-Nonce`. Stateless: every instance given the same secret agrees. Default: off.
+   */
+  readonly nonces?: DpopNonceOptions
+  /**
+   * The origin clients reach this API at (`https://data.example.org`): the scheme and host every
+   * proof's `htu` must name. Default: the origin of `resource`; without either, the request's
+   * scheme (after trusted proxies) and its `Host` header, which the client chooses.
+   */
+  readonly origin?: string
+}
+
+/** The schema of {@link DpopPolicyOptions}, with its defaults. Internal to the package. */
+export const dpopOptionsSchema = z
+  .strictObject({
+    replayCache: z
+      .custom<DpopReplayCache>(
+        (value) =>
+          typeof value === 'object' &&
+          value !== null &&
+          typeof (value as { claim?: unknown }).claim === 'function',
+        { message: 'must be a DpopReplayCache (claim)' },
+      )
+      .optional(),
+    algorithms: z
+      .array(z.enum(DPOP_ALGORITHMS as [string, ...string[]]))
+      .min(1)
+      .optional(),
+    maxAgeSeconds: z.number().int().min(1).max(3600).default(DPOP_PROOF_MAX_AGE_SECONDS),
+    leewaySeconds: z.number().int().min(0).max(300).default(DPOP_PROOF_LEEWAY_SECONDS),
+    nonces: z
+      .strictObject({
+        secret: z.union([z.string(), z.instanceof(Uint8Array)]),
+        windowSeconds: z.number().optional(),
+      })
+      .optional(),
+    origin: z
+      .string()
+      .refine((value) => URL.canParse(value) && new URL(value).origin === value, {
+        message: 'must be an origin: scheme, host and port, e.g. "https://data.example.org"',
+      })
+      .optional(),
+  })
+  .default({ maxAgeSeconds: DPOP_PROOF_MAX_AGE_SECONDS, leewaySeconds: DPOP_PROOF_LEEWAY_SECONDS })
+
+/** Compiles a policy's checked `dpop` option. Internal to the package. */
+// The policy's DPoP check: its own replay cache unless the host shares one, and the public origin
+// of its `resource` unless it names one.
+export function compileDpopCheck(
+  options: z.infer<typeof dpopOptionsSchema>,
+  resourceOf: () => string | undefined,
+): DpopCheck {
+  let nonces: DpopNonces | undefined
+  if (options.nonces !== undefined) {
+    try {
+      nonces = createDpopNonces(options.nonces as DpopNonceOptions)
+    } catch (error) {
+      if (error instanceof ConfigError)
+        throw new ConfigError(['options', 'dpop', 'nonces', ...error.path], error.detail)
+      throw error
+    }
+  }
+  const origin = options.origin
+  return {
+    algorithms: options.algorithms ?? DPOP_ALGORITHMS,
+    maxAgeSeconds: options.maxAgeSeconds,
+    leewaySeconds: options.leewaySeconds,
+    replayCache: options.replayCache ?? new MemoryDpopReplayCache(),
+    nonces,
+    origin:
+      origin === undefined
+        ? () => {
+            const resource = resourceOf()
+            return resource === undefined ? undefined : new URL(resource).origin
+          }
+        : () => origin,
+  }
+}
