@@ -1,7 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError } from '../../src/errors.js'
-import { encodeBase64Url } from '../../src/tokens/base64url.js'
 import { calculatePkceChallenge } from '../../src/oauth/calculate-pkce-challenge.js'
 import { timingSafeEqual } from '../../src/oauth/constant-time.js'
 import {
@@ -10,6 +9,7 @@ import {
   requireS256Challenge,
 } from '../../src/oauth/pkce-syntax.js'
 import { verifyPkce } from '../../src/oauth/verify-pkce.js'
+import { encodeBase64Url } from '../../src/tokens/base64url.js'
 import { RFC_CHALLENGE, RFC_VERIFIER } from './fixtures.js'
 
 // RFC 7636 Appendix B, as data: the random octets, the verifier, the SHA-256 octets, the challenge.
