@@ -9,6 +9,7 @@ import {
   MemoryTokenStore,
   type TokenStore,
 } from 'data-access-policy'
+import { type DpopReplayCache, MemoryDpopReplayCache } from 'data-access-policy/dpop'
 import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { apiRoutes } from './api/api-routes.js'
 import { DataModel } from './api/data.js'
@@ -55,6 +56,8 @@ export interface App {
   readonly reportError: (error: unknown, where: string) => void
   /** The pace a read past 64 KiB keeps to hold its large-body slot (request/large-body.ts). */
   readonly largeBodyPace: LargeBodyPace
+  /** Where used DPoP proofs are remembered: the policy's, and the token endpoint's to share. */
+  readonly dpopReplayCache: DpopReplayCache
 }
 
 /**
@@ -101,6 +104,8 @@ export interface CreateAppOptions {
   readonly reportReplays?: ReportReplayStore
   /** The pace of large-body slot holders; `LARGE_BODY_PACE` by default (tests hold slots longer). */
   readonly largeBodyPace?: LargeBodyPace
+  /** Where used DPoP proofs are remembered, shared by every instance of a shared store; in memory by default. */
+  readonly dpopReplayCache?: DpopReplayCache
 }
 
 /**
@@ -116,6 +121,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const tokens = options.tokens ?? new MemoryTokenStore({ now })
   await loadSeedTokens(tokens, seed.tokens)
   const origin = new PublicOrigin(options.publicUrl)
+  const dpopReplayCache = options.dpopReplayCache ?? new MemoryDpopReplayCache()
   const policy = createAccessPolicy({
     tokens,
     realm: REALM,
@@ -130,6 +136,8 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     // pages); a token the issuer gave for a seed resource is refused here.
     resource: perOrigin(origin, () => apiResource(origin)),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
+    // RFC 9449: a proof used on one instance is refused on every other one sharing the store.
+    dpop: { replayCache: dpopReplayCache },
   })
   const model = new DataModel(seed)
   const web = await createWebContext({
@@ -197,6 +205,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     reportError,
     routeSets,
     largeBodyPace: options.largeBodyPace ?? LARGE_BODY_PACE,
+    dpopReplayCache,
   }
 }
 

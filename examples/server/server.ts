@@ -85,6 +85,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             rateLimits: shared.rateLimits,
             consents: shared.consents,
             reportReplays: shared.reportReplays,
+            dpopReplayCache: shared.dpopReplayCache,
           }),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.ipv6Prefix === undefined ? {} : { ipv6Prefix: options.ipv6Prefix }),

@@ -4,6 +4,7 @@
  * (docs/deployment.md).
  */
 import type { TokenStore } from 'data-access-policy'
+import type { DpopReplayCache } from 'data-access-policy/dpop'
 import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { reportError } from './app.js'
 import type { StoreOption } from './flags.js'
@@ -27,6 +28,8 @@ export interface SharedStores {
   readonly consents: PendingConsentStore
   /** Leak reports already acted on, so that a replay to any instance is refused. */
   readonly reportReplays: ReportReplayStore
+  /** Used DPoP proofs, so that a proof replayed to any instance is refused (RFC 9449 §11.1). */
+  readonly dpopReplayCache: DpopReplayCache
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -50,7 +53,7 @@ export async function openSharedStores(
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
   const [
-    { RedisOAuthStateStore, RedisTokenStore },
+    { RedisDpopReplayCache, RedisOAuthStateStore, RedisTokenStore },
     { RedisSessionStore },
     { RedisRateLimitStore },
     { RedisPendingConsents },
@@ -73,8 +76,10 @@ export async function openSharedStores(
   const rateLimits = new RedisRateLimitStore(option.url)
   const consents = new RedisPendingConsents(option.url, now)
   const reportReplays = new RedisReportReplayStore(option.url)
+  const dpopReplayCache = new RedisDpopReplayCache({ redis: option.url, now })
   const close = async () => {
     await Promise.all([
+      dpopReplayCache.close(),
       tokens.close(),
       oauthState.close(),
       sessions.close(),
@@ -91,9 +96,20 @@ export async function openSharedStores(
       rateLimits.ready(CONNECT_TIMEOUT_MS),
       consents.ready(CONNECT_TIMEOUT_MS),
       reportReplays.ready(CONNECT_TIMEOUT_MS),
+      dpopReplayCache.ready(CONNECT_TIMEOUT_MS),
     ])
     const signInKey = await sessions.signInKey()
-    return { tokens, oauthState, sessions, signInKey, rateLimits, consents, reportReplays, close }
+    return {
+      tokens,
+      oauthState,
+      sessions,
+      signInKey,
+      rateLimits,
+      consents,
+      reportReplays,
+      dpopReplayCache,
+      close,
+    }
   } catch (error) {
     await close()
     throw new Error(`cannot reach Redis at ${option.url}`, { cause: error })
