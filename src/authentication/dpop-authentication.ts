@@ -30,6 +30,8 @@ export type DpopCredentials =
 const NONE: DpopCredentials = Object.freeze({ kind: 'none' })
 const MALFORMED: DpopCredentials = Object.freeze({ kind: 'malformed' })
 const DPOP = 'dpop'
+// RFC 9110 §5.6.2 tchar: what may continue a scheme's name.
+const TCHAR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]$/
 
 /**
  * Parses one `Authorization` value for the `DPoP` scheme (RFC 9449 §7.1): `DPoP` in any case, one
@@ -41,7 +43,8 @@ const DPOP = 'dpop'
  */
 export function parseDpopHeader(value: string): DpopCredentials {
   if (typeof value !== 'string' || value.length < 4 || value.slice(0, 4).toLowerCase() !== DPOP) return NONE
-  if (value.length > 4 && value.charCodeAt(4) !== 0x20) return NONE
+  // A longer scheme (`DPoPx …`) is another scheme; `DPoP` and anything but SP is malformed.
+  if (TCHAR.test(value.charAt(4))) return NONE
   let start = 4
   while (start < value.length && value.charCodeAt(start) === 0x20) start++
   if (start === 4 || !isB64TokenAt(value, start)) return MALFORMED

@@ -64,9 +64,10 @@ export const dpopOptionsSchema = z
   })
   .default({ maxAgeSeconds: DPOP_PROOF_MAX_AGE_SECONDS, leewaySeconds: DPOP_PROOF_LEEWAY_SECONDS })
 
-/** Compiles a policy's checked `dpop` option. Internal to the package. */
-// The policy's DPoP check: its own replay cache unless the host shares one, and the public origin
-// of its `resource` unless it names one.
+/**
+ * Compiles a policy's checked `dpop` option: its own replay cache unless the host shares one, and
+ * the public origin of its `resource` unless it names one. Internal to the package.
+ */
 export function compileDpopCheck(
   options: z.infer<typeof dpopOptionsSchema>,
   resourceOf: () => string | undefined,
@@ -76,9 +77,9 @@ export function compileDpopCheck(
     try {
       nonces = createDpopNonces(options.nonces as DpopNonceOptions)
     } catch (error) {
-      if (error instanceof ConfigError)
-        throw new ConfigError(['options', 'dpop', 'nonces', ...error.path], error.detail)
-      throw error
+      // createDpopNonces throws only ConfigErrors, named from its own options: named here in full.
+      const { path, detail } = error as ConfigError
+      throw new ConfigError(['options', 'dpop', 'nonces', ...path], detail, { cause: error })
     }
   }
   const origin = options.origin
