@@ -22,6 +22,7 @@ const ENTRY_POINTS: Record<string, string> = {
   'data-access-policy/testing/arbitraries': 'src/testing/arbitraries.ts',
   'data-access-policy/client': 'src/client.ts',
   'data-access-policy/openapi': 'src/openapi/index.ts',
+  'data-access-policy/dpop': 'src/dpop/index.ts',
 }
 
 // The host's own code that samples call without showing it: its data access and its handlers.
