@@ -4,6 +4,7 @@
  * own (another route, another framework) or keeps its replay cache elsewhere.
  *
  * @packageDocumentation
+ * @module data-access-policy/dpop
  */
 export { DpopProofError } from '../errors.js'
 export {
