@@ -136,8 +136,9 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     // pages); a token the issuer gave for a seed resource is refused here.
     resource: perOrigin(origin, () => apiResource(origin)),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
-    // RFC 9449: a proof used on one instance is refused on every other one sharing the store.
-    dpop: { replayCache: dpopReplayCache },
+    // RFC 9449: a proof used on one instance is refused on every other one sharing the store; its
+    // htu is the public URL (with the path prefix the front door strips) and the request's path.
+    dpop: { replayCache: dpopReplayCache, publicUrl: () => origin.url },
   })
   const model = new DataModel(seed)
   const web = await createWebContext({

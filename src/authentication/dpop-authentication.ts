@@ -17,8 +17,12 @@ export interface DpopCheck {
   readonly leewaySeconds: number
   readonly replayCache: DpopReplayCache
   readonly nonces?: DpopNonces | undefined
-  /** The origin clients reach the API at (`https://data.example.org`), when the host declared one. */
-  readonly origin: () => string | undefined
+  /**
+   * What a request's path is appended to for its public URL (`https://data.example.org`, or with the
+   * prefix a proxy strips), when the host declared one; `null` when its declared one is unusable
+   * (a function's bad answer), which refuses the proof rather than trusting `Host`.
+   */
+  readonly base: () => string | undefined | null
 }
 
 /** What the `DPoP` scheme of one `Authorization` value carries. */
@@ -61,15 +65,15 @@ export interface DpopRequestFacts {
 }
 
 /**
- * The absolute URL of the request, as a proof's `htu` must name it: the policy's public origin when
- * it has one (its `resource`'s, or `dpop.origin`), else the scheme the trusted-proxy handling
- * resolved and the `Host` header; then the request's path. `undefined` when it cannot be told.
+ * The absolute URL of the request, as a proof's `htu` must name it: the policy's public URL when
+ * it has one (`dpop.publicUrl`, or its `resource`'s origin), else the scheme the trusted-proxy
+ * handling resolved and the `Host` header; then the request's path. `undefined` when it cannot be told.
  *
  * @example
  * requestUrlOf({ protocol: 'http', host: 'evil.example', target: '/api/v1/datasets?x=1' }, 'https://data.example.org')
  * // 'https://data.example.org/api/v1/datasets?x=1'
  */
-export function requestUrlOf(facts: DpopRequestFacts, origin: string | undefined): string | undefined {
+export function requestUrlOf(facts: DpopRequestFacts, base: string | undefined): string | undefined {
   const target = facts.target
   if (typeof target !== 'string' || target.length === 0) return undefined
   let path = target
@@ -81,7 +85,7 @@ export function requestUrlOf(facts: DpopRequestFacts, origin: string | undefined
     path = `${url.pathname}${url.search}`
     host ??= url.host
   }
-  if (origin !== undefined) return `${origin}${path}`
+  if (base !== undefined) return `${base}${path}`
   if (host === undefined || host === '' || facts.protocol === undefined) return undefined
   return `${facts.protocol}://${host}${path}`
 }
@@ -129,7 +133,8 @@ export function checkDpopProof(
   const proofs = facts.dpop ?? []
   if (proofs.length === 0) return NO_PROOF
   if (proofs.length > 1) return TWO_PROOFS
-  const url = requestUrlOf(facts, check.origin())
+  const base = check.base()
+  const url = base === null ? undefined : requestUrlOf(facts, base)
   if (url === undefined || typeof facts.method !== 'string') return NO_URL
   const request: DpopProofRequest = { method: facts.method, url, accessToken: token, jkt }
   const nonces = check.nonces

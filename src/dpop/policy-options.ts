@@ -24,11 +24,29 @@ export interface DpopPolicyOptions {
    */
   readonly nonces?: DpopNonceOptions
   /**
-   * The origin clients reach this API at (`https://data.example.org`): the scheme and host every
-   * proof's `htu` must name. Default: the origin of `resource`; without either, the request's
+   * The URL clients reach this server's routes under: its origin (`https://data.example.org`), and
+   * the path prefix a proxy strips before the request reaches the framework, if any
+   * (`https://example.org/data`). Every proof's `htu` must be this followed by the request's path. A
+   * function is asked on each DPoP request (a host that learns its address once it listens); an
+   * answer that is no such URL refuses the proof. Default: the origin of `resource`; without either, the request's
    * scheme (after trusted proxies) and its `Host` header, which the client chooses.
    */
-  readonly origin?: string
+  readonly publicUrl?: string | (() => string)
+}
+
+const PUBLIC_URL_RULE =
+  'must be an absolute http(s) URL without user info, query or fragment, e.g. "https://data.example.org"'
+
+/**
+ * `value` as the base a request's path is appended to (no trailing `/`), or undefined when it is
+ * not an absolute http(s) URL without user info, query or fragment.
+ */
+function baseUrlOf(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !URL.canParse(value) || /[?#]/.test(value)) return undefined
+  const url = new URL(value)
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '')
+    return undefined
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
 }
 
 /** The schema of {@link DpopPolicyOptions}, with its defaults. Internal to the package. */
@@ -55,11 +73,11 @@ export const dpopOptionsSchema = z
         windowSeconds: z.number().optional(),
       })
       .optional(),
-    origin: z
-      .string()
-      .refine((value) => URL.canParse(value) && new URL(value).origin === value, {
-        message: 'must be an origin: scheme, host and port, e.g. "https://data.example.org"',
-      })
+    publicUrl: z
+      .union([
+        z.string().refine((value) => baseUrlOf(value) !== undefined, { message: PUBLIC_URL_RULE }),
+        z.custom<() => string>((value) => typeof value === 'function'),
+      ])
       .optional(),
   })
   .default({ maxAgeSeconds: DPOP_PROOF_MAX_AGE_SECONDS, leewaySeconds: DPOP_PROOF_LEEWAY_SECONDS })
@@ -82,19 +100,24 @@ export function compileDpopCheck(
       throw new ConfigError(['options', 'dpop', 'nonces', ...path], detail, { cause: error })
     }
   }
-  const origin = options.origin
+  const publicUrl = options.publicUrl
   return {
     algorithms: options.algorithms ?? DPOP_ALGORITHMS,
     maxAgeSeconds: options.maxAgeSeconds,
     leewaySeconds: options.leewaySeconds,
     replayCache: options.replayCache ?? new MemoryDpopReplayCache(),
     nonces,
-    origin:
-      origin === undefined
+    base:
+      publicUrl === undefined
         ? () => {
             const resource = resourceOf()
             return resource === undefined ? undefined : new URL(resource).origin
           }
-        : () => origin,
+        : typeof publicUrl === 'string'
+          ? (
+              (base) => () =>
+                base
+            )(baseUrlOf(publicUrl))
+          : () => baseUrlOf(publicUrl()) ?? null,
   }
 }

@@ -127,7 +127,13 @@ describe('the policy’s dpop option', () => {
     [{ maxAgeSeconds: 0 }, /options\.dpop\.maxAgeSeconds/],
     [{ leewaySeconds: 301 }, /options\.dpop\.leewaySeconds/],
     [{ replayCache: {} }, /options\.dpop\.replayCache: must be a DpopReplayCache/],
-    [{ origin: 'https://data.example.org/api' }, /options\.dpop\.origin: must be an origin/],
+    [
+      { publicUrl: 'https://data.example.org/api?x' },
+      /options\.dpop\.publicUrl: must be an absolute http\(s\) URL/,
+    ],
+    [{ publicUrl: 'ftp://data.example.org' }, /options\.dpop\.publicUrl/],
+    [{ publicUrl: 'https://u:p@data.example.org' }, /options\.dpop\.publicUrl/],
+    [{ publicUrl: 'not a url' }, /options\.dpop\.publicUrl/],
     [{ nonces: { secret: 'short' } }, /options\.dpop\.nonces\.secret: must be/],
     [{ other: true }, /options\.dpop/],
   ])('%j is a ConfigError naming it', (dpop, message) => {
@@ -164,7 +170,7 @@ describe('authentication of DPoP requests', () => {
     ...extra,
   })
 
-  test('without a public origin the proof names the scheme and Host; dpop.origin names one', async () => {
+  test('without a public URL the proof names the scheme and Host; dpop.publicUrl names one', async () => {
     const byHost = createAccessPolicy({ tokens })
     const hostProof = await dpopProof(key, {
       method: 'GET',
@@ -174,7 +180,7 @@ describe('authentication of DPoP requests', () => {
     expect((await byHost.authenticate(request(`DPoP ${bound}`, { dpop: [hostProof] }))).ok).toBe(true)
     const byOrigin = createAccessPolicy({
       tokens,
-      dpop: { origin: 'https://data.example.org', algorithms: ['ES256'] },
+      dpop: { publicUrl: 'https://data.example.org/', algorithms: ['ES256'] },
     })
     const originProof = await dpopProof(key, {
       method: 'GET',
