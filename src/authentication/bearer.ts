@@ -23,9 +23,11 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-
 }
 const EQUALS = 0x3d
 
-// True when `value[start…]` is exactly one b64token. A table scan rather than a regular expression:
-// faster on every request, as `npm run bench` measures in process.
-/** True when `value` from `start` on is exactly one b64token (RFC 6750 §2.1). Internal to the package. */
+/**
+ * True when `value` from `start` on is exactly one b64token (RFC 6750 §2.1): the `Bearer` and `DPoP`
+ * schemes' token. A table scan rather than a regular expression: faster on every request, as
+ * `npm run bench` measures in process. Internal to the package.
+ */
 export function isB64TokenAt(value: string, start: number): boolean {
   const length = value.length
   let i = start

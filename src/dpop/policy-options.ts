@@ -107,17 +107,25 @@ export function compileDpopCheck(
     leewaySeconds: options.leewaySeconds,
     replayCache: options.replayCache ?? new MemoryDpopReplayCache(),
     nonces,
-    base:
-      publicUrl === undefined
-        ? () => {
-            const resource = resourceOf()
-            return resource === undefined ? undefined : new URL(resource).origin
-          }
-        : typeof publicUrl === 'string'
-          ? (
-              (base) => () =>
-                base
-            )(baseUrlOf(publicUrl))
-          : () => baseUrlOf(publicUrl()) ?? null,
+    base: baseOf(publicUrl, resourceOf),
   }
+}
+
+// What a request's path is appended to: the host's public URL, else its resource's origin; `null`
+// when a function answers no usable URL (the proof is then refused, never checked against `Host`).
+function baseOf(
+  publicUrl: string | (() => string) | undefined,
+  resourceOf: () => string | undefined,
+): () => string | undefined | null {
+  if (publicUrl === undefined) {
+    return () => {
+      const resource = resourceOf()
+      return resource === undefined ? undefined : new URL(resource).origin
+    }
+  }
+  if (typeof publicUrl === 'string') {
+    const base = baseUrlOf(publicUrl)
+    return () => base
+  }
+  return () => baseUrlOf(publicUrl()) ?? null
 }

@@ -227,6 +227,25 @@ describe('authentication of DPoP requests', () => {
     expect(result).toMatchObject({ ok: false, decision: { status, code } })
   })
 
+  test('a description quotes the client’s claims in printable ASCII, at most 200 characters', async () => {
+    const policy = createAccessPolicy({ tokens, dpop: { publicUrl: 'https://data.example.org' } })
+    const url = `https://data.example.org/${'é'.repeat(300)}`
+    const proof = await dpopProof(key, { method: 'GET', url, token: bound, claims: { htm: 'GÉT' } })
+    const long = await dpopProof(key, { method: 'GET', url, token: bound })
+    const refused = async (dpop: string) => {
+      const result = await policy.authenticate(request(`DPoP ${bound}`, { dpop: [dpop] }))
+      if (result.ok) throw new Error('accepted')
+      return result.decision.description!
+    }
+    expect(await refused(proof)).toBe('the proof\'s htm is "G?T", expected "GET"')
+    const description = await refused(long)
+    expect(description).toHaveLength(200)
+    expect(description).toMatch(
+      /^the proof's htu is "https:\/\/data\.example\.org\/(%C3%A9)+|^the proof's htu is .*\.\.\.$/,
+    )
+    expect(description.endsWith('...')).toBe(true)
+  })
+
   test('DPoP headers that cannot be read are a 503 told to onError', async () => {
     const errors: unknown[] = []
     const policy = createAccessPolicy({ tokens, onError: (error) => errors.push(error) })
