@@ -13,6 +13,7 @@ import { type Allow, type Decision, type Deny, type DenyCode, deny } from './dec
 import type { Operation } from './decisions/operations.js'
 import { ANONYMOUS, type Principal } from './decisions/principal.js'
 import type { Resource } from './decisions/resources.js'
+import { compileDpopCheck, type DpopPolicyOptions, dpopOptionsSchema } from './dpop/policy-options.js'
 import { ConfigError } from './errors.js'
 import { DEFAULT_IPV6_NETWORK_PREFIX } from './restrictions/client-network.js'
 import { isResourceIdentifier, RESOURCE_IDENTIFIER_RULE } from './tokens/audience.js'
@@ -76,6 +77,13 @@ export interface AccessPolicyOptions {
    * rejects) changes no answer; its failure is dropped.
    */
   readonly onError?: (error: unknown, context: ErrorContext) => void
+  /**
+   * How DPoP proofs (RFC 9449) are checked. A DPoP-bound token (its record's `dpopJkt`) is always
+   * refused without a good proof by its key, whatever this says: the option only tunes the check.
+   * Default: every algorithm of `DPOP_ALGORITHMS`, a 300 s window, 30 s of leeway, a
+   * `MemoryDpopReplayCache` of the policy's own, no server nonces, and the origin of `resource`.
+   */
+  readonly dpop?: DpopPolicyOptions
 }
 
 /** One answer of an adapter, as {@link AccessPolicyOptions.onDecision} hears it. */
@@ -108,6 +116,7 @@ export interface ErrorContext {
 /** What an adapter knows about a request before authenticating it. */
 export interface RequestContext extends CredentialsInput, TransportFacts {
   readonly clientAddress: string | undefined
+  readonly protocol: string
 }
 
 /** A validated, compiled policy: the one object a host builds and hands to its adapter. */
@@ -185,6 +194,7 @@ const optionsSchema = z.strictObject({
   ipv6Prefix: z.number().int().min(1).max(128).default(DEFAULT_IPV6_NETWORK_PREFIX),
   onDecision: functionShape<(event: DecisionEvent) => void>().optional(),
   onError: functionShape<(error: unknown, context: ErrorContext) => void>().optional(),
+  dpop: dpopOptionsSchema,
 })
 
 // RFC 9728 §3: the metadata of a resource is fetched over TLS; plain http only where nothing
@@ -390,7 +400,9 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
   const hooks = safeHooks(onDecision, onError)
   const resourceOf = lazyOption(resource, 'resource', isResourceIdentifier, RESOURCE_IDENTIFIER_RULE, hooks)
 
+  const dpop = compileDpopCheck(parsed.data.dpop, resourceOf)
   const authOptions = {
+    dpop,
     tokens,
     now,
     storeTimeoutMs,
@@ -447,7 +459,12 @@ export function createAccessPolicy(options: AccessPolicyOptions): AccessPolicy {
       // Denials are shared frozen values (`deny()`), so each is rendered once, not per request.
       let rendered = renderings.get(decision)
       if (rendered === undefined) {
-        rendered = renderDenial(decision, realm, decision.status === 401 ? metadataUrl() : undefined)
+        rendered = renderDenial(
+          decision,
+          realm,
+          decision.status === 401 ? metadataUrl() : undefined,
+          dpop.algorithms,
+        )
         if (Object.isFrozen(decision)) renderings.set(decision, rendered)
       }
       return rendered

@@ -18,7 +18,7 @@ import {
   admissionsOf,
   type Requirement,
 } from '../shared/admission.js'
-import { readAuthorizationValues } from '../shared/authorization-header.js'
+import { readAuthorizationValues, readDpopValues } from '../shared/authorization-header.js'
 import {
   type DataChunk,
   type DataResponse,
@@ -260,6 +260,10 @@ function readRequest(req: Request<unknown>, admissions: Admissions) {
     bodyHasAccessToken: () => bodyHasAccessToken(req.body),
     origin: requestOrigin(req),
     principal: admissions.principalOf(req),
+    dpop: readDpopValues(req),
+    method: req.method,
+    host: req.headers.host,
+    target: req.originalUrl,
   })
 }
 

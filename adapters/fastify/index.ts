@@ -35,7 +35,7 @@ import {
   BODY_NOT_YET_PARSED,
   type Requirement,
 } from '../shared/admission.js'
-import { readAuthorizationValues } from '../shared/authorization-header.js'
+import { readAuthorizationValues, readDpopValues } from '../shared/authorization-header.js'
 import type { DataChunk, DataResponse, StreamInit } from '../shared/data-response.js'
 import { directOrigin } from '../shared/direct-origin.js'
 import { isEncrypted, sentStatus, whenClosed } from '../shared/node-response.js'
@@ -273,10 +273,15 @@ function readRequest(
     origin: requestOrigin(request),
     // Nothing authenticated by this plugin yet: whatever `request.principal` holds is not its own.
     principal: undefined,
+    dpop: readDpopValues(request.raw),
+    method: request.method,
+    host: request.headers.host,
+    target: request.url,
   }
 }
 
-// The `onRequest` read with the parsed body's check and the principal `onRequest` authenticated.
+// The `onRequest` read with the parsed body's check and the principal `onRequest` authenticated:
+// never its DPoP proof, which a second authentication would find used.
 function again(earlier: EarlierRead, body: AdmissionRequest['bodyHasAccessToken']): AdmissionRequest {
   const read = earlier.read
   return {

@@ -42,6 +42,7 @@ import {
   authorizationValues,
   bodyCarriesAccessToken,
   directProtocolOf,
+  dpopValues,
   headerOf,
   nodeBindings,
   watchAbandon,
@@ -151,6 +152,9 @@ export function accessControl(options: HonoAccessControlOptions): HonoAccessCont
       bodyHasAccessToken: () => bodyCarriesAccessToken(c),
       origin: requestOrigin(c),
       principal: admissions.principalOf(c),
+      dpop: dpopValues(c),
+      method: c.req.method,
+      target: c.req.url,
     })
     return admissions.settle(c, admissions.begin(c, read, requirement), (admission, ending) =>
       respond(admissions, c, next, admission, ending, sendDenial),

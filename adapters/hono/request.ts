@@ -5,7 +5,11 @@
  */
 import type { Context } from 'hono'
 import { bodyHasAccessToken } from '../shared/access-token-parameter.js'
-import { type NodeHeaderSource, readAuthorizationValues } from '../shared/authorization-header.js'
+import {
+  type NodeHeaderSource,
+  readAuthorizationValues,
+  readDpopValues,
+} from '../shared/authorization-header.js'
 import { type ClosingResponse, whenClosed } from '../shared/node-response.js'
 
 // What `@hono/node-server` passes as `c.env`; typed structurally so the package stays optional.
@@ -96,6 +100,20 @@ export function authorizationValues(c: Context): readonly string[] {
   if (Array.isArray(incoming?.rawHeaders)) return readAuthorizationValues(incoming)
   const value = c.req.header('authorization')
   return value === undefined ? [] : [value]
+}
+
+/**
+ * Every `DPoP` header value of the request, in order. Fetch `Headers` join a repeated header with
+ * `, `; a proof (a compact JWS) has no comma, so the parts are the proofs sent.
+ *
+ * @example
+ * dpopValues(c) // ['eyJ0eXAiOiJkcG9wK2p3dCIs…']
+ */
+export function dpopValues(c: Context): readonly string[] {
+  const incoming = nodeBindings(c)?.incoming
+  if (Array.isArray(incoming?.rawHeaders)) return readDpopValues(incoming)
+  const value = c.req.header('dpop')
+  return value === undefined ? [] : value.split(',').map((part) => part.trim())
 }
 
 // The bodies that carry parameters (RFC 6750 §2.2): form-encoded, and JSON (`application/json` and

@@ -43,6 +43,14 @@ export interface AdmissionRequest {
    * from it knows; absent, the header is parsed again when an earlier principal is given.
    */
   readonly tokenInHeader?: boolean | undefined
+  /** Every `DPoP` header value as received, in order (RFC 9449 §4.1). */
+  readonly dpop?: readonly string[] | undefined
+  /** The request's method, as sent. */
+  readonly method?: string | undefined
+  /** The `Host` header (or the authority the runtime reports). */
+  readonly host?: string | undefined
+  /** The request target as received: path and query, or an absolute URL. */
+  readonly target?: string | undefined
 }
 
 /** A route's requirement: the operation, and the host's description of the resource. */
@@ -152,6 +160,10 @@ function run(
     accessTokenParameter: request.queryHasAccessToken,
     protocol: origin.protocol,
     clientAddress: origin.clientAddress,
+    dpop: request.dpop,
+    method: request.method,
+    host: request.host,
+    target: request.target,
   })
   // Authenticated here, the principal is a token's exactly when the header carried one: no second
   // parse of the header for the body check.

@@ -30,3 +30,22 @@ export function readAuthorizationValues(message: NodeHeaderSource): readonly str
   }
   return values.length === 0 ? [first] : values
 }
+
+/**
+ * Every `DPoP` header value of a Node request, in order (RFC 9449 §4.3 refuses more than one). Node
+ * joins a repeated `DPoP` header into one value with `, `; `rawHeaders` keeps them apart.
+ *
+ * @example
+ * readDpopValues(req) // ['eyJ0eXAiOiJkcG9wK2p3dCIs…']
+ */
+export function readDpopValues(message: NodeHeaderSource): readonly string[] {
+  // Absent on every bearer request: one property read, no scan.
+  if (message.headers.dpop === undefined) return NONE
+  const raw = message.rawHeaders
+  const values: string[] = []
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!
+    if (name.length === 4 && name.toLowerCase() === 'dpop') values.push(raw[i + 1]!)
+  }
+  return values
+}

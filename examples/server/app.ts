@@ -9,6 +9,7 @@ import {
   MemoryTokenStore,
   type TokenStore,
 } from 'data-access-policy'
+import { type DpopReplayCache, MemoryDpopReplayCache } from 'data-access-policy/dpop'
 import { createMcpGate } from 'data-access-policy/mcp'
 import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { apiRoutes } from './api/api-routes.js'
@@ -61,6 +62,8 @@ export interface App {
   readonly mcp: McpEndpoint
   /** The pace a read past 64 KiB keeps to hold its large-body slot (request/large-body.ts). */
   readonly largeBodyPace: LargeBodyPace
+  /** Where used DPoP proofs are remembered: the policy's, and the token endpoint's to share. */
+  readonly dpopReplayCache: DpopReplayCache
 }
 
 /**
@@ -113,6 +116,8 @@ export interface CreateAppOptions {
   readonly registrations?: RegistrationStore
   /** `--max-registered-clients`, for the memory store; 10,000 by default. */
   readonly maxRegisteredClients?: number
+  /** Where used DPoP proofs are remembered, shared by every instance of a shared store; in memory by default. */
+  readonly dpopReplayCache?: DpopReplayCache
 }
 
 /**
@@ -128,6 +133,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
   const tokens = options.tokens ?? new MemoryTokenStore({ now })
   await loadSeedTokens(tokens, seed.tokens)
   const origin = new PublicOrigin(options.publicUrl)
+  const dpopReplayCache = options.dpopReplayCache ?? new MemoryDpopReplayCache()
   const policy = createAccessPolicy({
     tokens,
     realm: REALM,
@@ -142,6 +148,9 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     // pages); a token the issuer gave for a seed resource is refused here.
     resource: perOrigin(origin, () => apiResource(origin)),
     onError: (error, { stage }) => reportError(error, `access policy (${stage})`),
+    // RFC 9449: a proof used on one instance is refused on every other one sharing the store; its
+    // htu is the public URL (with the path prefix the front door strips) and the request's path.
+    dpop: { replayCache: dpopReplayCache, publicUrl: () => origin.url },
   })
   const model = new DataModel(seed)
   const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: options.ipv6Prefix, context: { model, policy } })
@@ -218,6 +227,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     routeSets,
     mcp,
     largeBodyPace: options.largeBodyPace ?? LARGE_BODY_PACE,
+    dpopReplayCache,
   }
 }
 

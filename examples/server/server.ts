@@ -98,6 +98,7 @@ export async function startServer(options: StartServerOptions): Promise<StartedS
             consents: shared.consents,
             reportReplays: shared.reportReplays,
             registrations: shared.registrations,
+            dpopReplayCache: shared.dpopReplayCache,
           }),
       ...(options.registrations === undefined || shared !== undefined
         ? {}

@@ -4,6 +4,7 @@
  * (docs/deployment.md).
  */
 import type { TokenStore } from 'data-access-policy'
+import type { DpopReplayCache } from 'data-access-policy/dpop'
 import type { OAuthStateStore } from 'data-access-policy/oauth'
 import { reportError } from './app.js'
 import type { StoreOption } from './flags.js'
@@ -30,6 +31,8 @@ export interface SharedStores {
   readonly reportReplays: ReportReplayStore
   /** Dynamically registered OAuth clients, known to every instance. */
   readonly registrations: RegistrationStore
+  /** Used DPoP proofs, so that a proof replayed to any instance is refused (RFC 9449 §11.1). */
+  readonly dpopReplayCache: DpopReplayCache
   /** Closes the connections. */
   close(): Promise<void>
 }
@@ -54,7 +57,7 @@ export async function openSharedStores(
   if (option.kind === 'memory') return undefined
   // Loaded only here: a memory-store server never loads the Redis client.
   const [
-    { RedisOAuthStateStore, RedisTokenStore },
+    { RedisDpopReplayCache, RedisOAuthStateStore, RedisTokenStore },
     { RedisSessionStore },
     { RedisRateLimitStore },
     { RedisPendingConsents },
@@ -83,8 +86,10 @@ export async function openSharedStores(
     now,
     ...(options.maxRegisteredClients === undefined ? {} : { maxClients: options.maxRegisteredClients }),
   })
+  const dpopReplayCache = new RedisDpopReplayCache({ redis: option.url, now })
   const close = async () => {
     await Promise.all([
+      dpopReplayCache.close(),
       tokens.close(),
       oauthState.close(),
       sessions.close(),
@@ -103,6 +108,7 @@ export async function openSharedStores(
       consents.ready(CONNECT_TIMEOUT_MS),
       reportReplays.ready(CONNECT_TIMEOUT_MS),
       registrations.ready(CONNECT_TIMEOUT_MS),
+      dpopReplayCache.ready(CONNECT_TIMEOUT_MS),
     ])
     const signInKey = await sessions.signInKey()
     return {
@@ -114,6 +120,7 @@ export async function openSharedStores(
       consents,
       reportReplays,
       registrations,
+      dpopReplayCache,
       close,
     }
   } catch (error) {

@@ -10,6 +10,16 @@ import { type TokenRecord, tokenStatusOfHash } from '../tokens/token-record.js'
 import type { TokenLookupContext, TokenStore } from '../tokens/token-store.js'
 import { parseBearerHeader } from './bearer.js'
 import { withDeadline } from './deadline.js'
+import {
+  BOUND_AS_BEARER,
+  checkDpopProof,
+  type DpopCheck,
+  type DpopRequestFacts,
+  dpopDenial,
+  NOT_BOUND,
+  NOT_CHECKED,
+  parseDpopHeader,
+} from './dpop-authentication.js'
 
 /** What a request offers for authentication, read by an adapter from its framework. */
 export interface CredentialsInput {
@@ -22,6 +32,19 @@ export interface CredentialsInput {
    * (`networkOfAddress`) is recorded beside the token's last use.
    */
   readonly clientAddress?: string | undefined
+  /** Every `DPoP` header value as received (RFC 9449 §4.1): asked only for the `DPoP` scheme. */
+  readonly dpop?: readonly string[] | undefined
+  /** The request's method, as sent: a proof's `htm`. */
+  readonly method?: string | undefined
+  /** `https` or `http`, as the adapter's trusted-proxy handling resolved it. */
+  readonly protocol?: string | undefined
+  /**
+   * The `Host` header: part of a proof's `htu` only when the policy knows no public origin of its
+   * own (its `resource`, or `dpop.origin`). The client chooses it.
+   */
+  readonly host?: string | undefined
+  /** The request target as received: its path and query (or an absolute URL). */
+  readonly target?: string | undefined
 }
 
 /** The result of authentication: a principal, or the denial to answer with. */
@@ -54,6 +77,11 @@ export interface AuthenticateOptions {
    * `touch` failures that change no answer: `store` for the token store, `adapter` for anything else.
    */
   readonly onError?: (error: unknown, stage: 'store' | 'adapter') => void
+  /**
+   * How DPoP proofs are checked (RFC 9449). Absent, a token sent with the `DPoP` scheme is refused;
+   * a DPoP-bound token is refused as `Bearer` whatever this says.
+   */
+  readonly dpop?: DpopCheck
 }
 
 /** What the bearer header alone decides, before any store lookup. */
@@ -200,6 +228,8 @@ function authenticate(
     if (!extracted.ok) return extracted
     token = extracted.token
     if (token === undefined) {
+      const dpop = input.authorization.length === 1 ? parseDpopHeader(input.authorization[0]!) : undefined
+      if (dpop !== undefined && dpop.kind !== 'none') return authenticateDpop(dpop, input, options)
       return options.anonymous === undefined ? MISSING_TOKEN : { ok: true, principal: options.anonymous }
     }
     // A store with a token format of its own (a JWT issuer's) vouches for that format's syntax.
@@ -207,7 +237,26 @@ function authenticate(
       return INVALID_TOKEN
     }
   }
-  return lookUp(token, options, input.clientAddress)
+  return lookUp(token, options, input.clientAddress, undefined)
+}
+
+const INVALID_REQUEST = failure('invalid_request')
+const DPOP_INVALID_TOKEN = Object.freeze({
+  ok: false as const,
+  decision: dpopDenial('invalid_token', 'the token is malformed, unknown, expired or revoked'),
+})
+
+// `Authorization: DPoP <token>` (RFC 9449 §7.1): the token is looked up as a bearer token is, then
+// the record must be bound and the one proof must be by its key, for this request and this token.
+function authenticateDpop(
+  credentials: ReturnType<typeof parseDpopHeader>,
+  input: CredentialsInput,
+  options: AuthenticateOptions,
+): AuthenticationResult | Promise<AuthenticationResult> {
+  if (credentials.kind !== 'token' || input.accessTokenParameter === true) return INVALID_REQUEST
+  if (options.dpop === undefined) return { ok: false, decision: NOT_CHECKED }
+  if (!isWellFormedTokenValue(credentials.token)) return DPOP_INVALID_TOKEN
+  return lookUp(credentials.token, options, input.clientAddress, input)
 }
 
 // What a store that looks tokens up by value is told of a request without a known client address.
@@ -217,6 +266,7 @@ function lookUp(
   token: string,
   options: AuthenticateOptions,
   clientAddress: string | undefined,
+  dpop: DpopRequestFacts | undefined,
 ): AuthenticationResult | Promise<AuthenticationResult> {
   const hash = hashTokenValue(token)
   const now = options.now()
@@ -232,9 +282,9 @@ function lookUp(
     return storeFailure(options, error)
   }
   // An in-memory store answers synchronously: no deadline, no promise, no turn of the event loop.
-  if (!(found instanceof Promise)) return settle(found, hash, now, options, clientAddress)
+  if (!(found instanceof Promise)) return settle(found, hash, now, options, clientAddress, token, dpop)
   return withDeadline(found, options.storeTimeoutMs).then(
-    (record) => settle(record, hash, now, options, clientAddress),
+    (record) => settle(record, hash, now, options, clientAddress, token, dpop),
     (error: unknown) => storeFailure(options, error),
   )
 }
@@ -256,8 +306,10 @@ function settle(
   now: number,
   options: AuthenticateOptions,
   clientAddress: string | undefined,
-): AuthenticationResult {
-  if (found === undefined) return INVALID_TOKEN
+  token: string,
+  dpop: DpopRequestFacts | undefined,
+): AuthenticationResult | Promise<AuthenticationResult> {
+  if (found === undefined) return dpop === undefined ? INVALID_TOKEN : DPOP_INVALID_TOKEN
   if (!isRecordFor(found, hash)) {
     return storeFailure(
       options,
@@ -267,16 +319,50 @@ function settle(
   let result: Authenticated
   try {
     // A rotation's previous value is refused once its overlap ends; revocation ends both values.
-    if (tokenStatusOfHash(found, hash, now) !== 'active') return INVALID_TOKEN
+    if (tokenStatusOfHash(found, hash, now) !== 'active')
+      return dpop === undefined ? INVALID_TOKEN : DPOP_INVALID_TOKEN
     if (found.audience !== undefined && !isAudienceOf(found.audience, options.resource?.())) {
       return OTHER_RESOURCE
     }
+    // A bound token is useless without its key: never accepted as a bearer token (RFC 9449 §7.1).
+    if (dpop === undefined && found.dpopJkt !== undefined) return { ok: false, decision: BOUND_AS_BEARER }
     result = authenticatedAs(found)
   } catch (error) {
     return storeFailure(options, error)
   }
+  if (dpop !== undefined) return proven(found, token, dpop, now, options, clientAddress, result)
   touch(options, found, now, clientAddress)
   return result
+}
+
+// The proof of a DPoP request, once its token is known to be active: a bound record and a proof by
+// its key, or the denial; a replay cache that fails is the store's 503.
+function proven(
+  record: TokenRecord,
+  token: string,
+  dpop: DpopRequestFacts,
+  now: number,
+  options: AuthenticateOptions,
+  clientAddress: string | undefined,
+  result: Authenticated,
+): AuthenticationResult | Promise<AuthenticationResult> {
+  const jkt = record.dpopJkt
+  if (typeof jkt !== 'string') return { ok: false, decision: NOT_BOUND }
+  let checked: ReturnType<typeof checkDpopProof>
+  try {
+    checked = checkDpopProof(dpop, token, jkt, options.dpop!, now)
+  } catch (error) {
+    return storeFailure(options, error)
+  }
+  if (!(checked instanceof Promise)) return { ok: false, decision: checked }
+  return checked.then(
+    (denial): AuthenticationResult => {
+      if (denial !== undefined) return { ok: false, decision: denial }
+      touch(options, record, now, clientAddress)
+      return result
+    },
+    (error: unknown) => storeFailure(options, error),
+  )
 }
 
 // When this process last asked each store to touch each token. A shared store's record can reach a

@@ -23,9 +23,12 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-
 }
 const EQUALS = 0x3d
 
-// True when `value[start…]` is exactly one b64token. A table scan rather than a regular expression:
-// faster on every request, as `npm run bench` measures in process.
-function isB64Token(value: string, start: number): boolean {
+/**
+ * True when `value` from `start` on is exactly one b64token (RFC 6750 §2.1): the `Bearer` and `DPoP`
+ * schemes' token. A table scan rather than a regular expression: faster on every request, as
+ * `npm run bench` measures in process. Internal to the package.
+ */
+export function isB64TokenAt(value: string, start: number): boolean {
   const length = value.length
   let i = start
   // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
@@ -78,6 +81,6 @@ export function parseBearerHeader(value: string): BearerCredentials {
   // No SP after the scheme: `Bearer/abc` is not a token even though `/abc` is a b64token. Nothing
   // after the spaces is rejected below, since a b64token has at least one character.
   if (start === i) return MALFORMED
-  if (!isB64Token(value, start)) return MALFORMED
+  if (!isB64TokenAt(value, start)) return MALFORMED
   return { kind: 'token', token: value.slice(start) }
 }

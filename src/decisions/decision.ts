@@ -6,7 +6,12 @@ import type { Scope } from './scopes.js'
  *
  * - `invalid_request` (400): a malformed `Authorization` header, two of them, or a token sent twice.
  * - `missing_token` (401): no bearer credentials at all.
- * - `invalid_token` (401): malformed, unknown, expired or revoked token.
+ * - `invalid_token` (401): malformed, unknown, expired or revoked token; a DPoP-bound token sent as
+ *   `Bearer` or without a proof, or an unbound token sent with the `DPoP` scheme (RFC 9449).
+ * - `invalid_dpop_proof` (401): the `DPoP` proof that came with a DPoP-bound token fails a check of
+ *   RFC 9449 §4.3 (two proofs, signature, `htm`, `htu`, `iat`, `ath`, key, replay).
+ * - `use_dpop_nonce` (401): server nonces are on and the proof lacks the current one (RFC 9449 §8);
+ *   `dpopNonce` is the nonce to use.
  * - `https_required` (403): plain HTTP from a non-loopback client.
  * - `insufficient_scope` (403): the user could do it, with a wider token scope.
  * - `insufficient_access` (403): the user's own access falls short, whatever the scopes.
@@ -21,6 +26,8 @@ export type DenyCode =
   | 'invalid_request'
   | 'missing_token'
   | 'invalid_token'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | 'https_required'
   | 'insufficient_scope'
   | 'insufficient_access'
@@ -35,6 +42,8 @@ export const DENY_STATUS = {
   invalid_request: 400,
   missing_token: 401,
   invalid_token: 401,
+  invalid_dpop_proof: 401,
+  use_dpop_nonce: 401,
   https_required: 403,
   insufficient_scope: 403,
   insufficient_access: 403,
@@ -98,6 +107,13 @@ export interface Deny {
   readonly description?: string
   /** For `rate_limited`: whole seconds after which the client may try again (`Retry-After`). */
   readonly retryAfter?: number
+  /**
+   * The scheme of the challenge: `DPoP` for a refusal about a DPoP-bound token or its proof
+   * (RFC 9449 §7.1), whose challenge then names the accepted proof algorithms. Absent: `Bearer`.
+   */
+  readonly scheme?: 'DPoP'
+  /** For `use_dpop_nonce`: the server nonce the client must put in its next proof (`DPoP-Nonce`). */
+  readonly dpopNonce?: string
 }
 
 /** The core's answer to "may this principal do this?". */

@@ -102,10 +102,12 @@ export async function verifyDpopProof(
   const algorithms = (options.algorithms ?? DPOP_ALGORITHMS).filter((alg) => !REFUSED_ALGORITHMS.test(alg))
   let verified: Awaited<ReturnType<typeof jwtVerify>>
   try {
+    // The claims' presence is checked below with their values: jose's `requiredClaims` would only
+    // repeat it. Its clock is the caller's, for `exp` and `nbf` should a proof carry them.
     verified = await jwtVerify(proof, EmbeddedJWK, {
       typ: 'dpop+jwt',
       algorithms,
-      requiredClaims: ['jti', 'htm', 'htu', 'iat'],
+      currentDate: new Date(options.now ?? Date.now()),
     })
   } catch (error) {
     refuse(describeJoseFailure(error), error)

@@ -4,6 +4,7 @@
  * own (another route, another framework) or keeps its replay cache elsewhere.
  *
  * @packageDocumentation
+ * @module data-access-policy/dpop
  */
 export { DpopProofError } from '../errors.js'
 export {
@@ -16,6 +17,8 @@ export {
   verifyDpopProof,
 } from './dpop-proof.js'
 export { jwkThumbprint } from './jwk-thumbprint.js'
+export { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './nonces.js'
+export type { DpopPolicyOptions } from './policy-options.js'
 export {
   type DpopReplayCache,
   MemoryDpopReplayCache,

@@ -1,5 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2.js'
-import { encodeBase64Url } from '../tokens/base64url.js'
+import { sha256Base64Url } from '../tokens/token-hash.js'
 
 // RFC 7638 §3.2: the required members of each key type, in lexicographic order. Any other member
 // (`alg`, `kid`, `use`, …) is left out, so that one key has one thumbprint however it is dressed.
@@ -8,8 +7,6 @@ const REQUIRED_MEMBERS: Readonly<Record<string, readonly string[]>> = {
   OKP: ['crv', 'kty', 'x'],
   RSA: ['e', 'kty', 'n'],
 }
-
-const encoder = new TextEncoder()
 
 /**
  * The RFC 7638 JWK SHA-256 thumbprint of a public key, base64url without padding (43 characters):
@@ -31,7 +28,7 @@ export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | 
     canonical[name] = value
   }
   // JSON.stringify keeps insertion order, which is the lexicographic order listed above.
-  return encodeBase64Url(sha256(encoder.encode(JSON.stringify(canonical))))
+  return sha256Base64Url(JSON.stringify(canonical))
 }
 
 /**
@@ -42,5 +39,5 @@ export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | 
  * accessTokenHash('dao_…') // 43 base64url characters
  */
 export function accessTokenHash(accessToken: string): string {
-  return encodeBase64Url(sha256(encoder.encode(accessToken)))
+  return sha256Base64Url(accessToken)
 }

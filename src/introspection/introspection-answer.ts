@@ -11,7 +11,9 @@ import { tokenKindOf, tokenValueHint } from '../tokens/token-format.js'
 import { type TokenRecord, tokenRecordSchema } from '../tokens/token-record.js'
 
 // RFC 7662 §2.2, as far as a guard needs it. An active answer must say what the token is for
-// (`scope`, `sub`) and that it is a bearer access token; anything else is garbage, never an allow.
+// (`scope`, `sub`) and that it is a bearer or DPoP access token; anything else is garbage, never an
+// allow. A DPoP-bound token (RFC 9449 §6.2) comes with `cnf.jkt`, the thumbprint the guard then
+// demands a proof by.
 const secondsSchema = z
   .number()
   .int()
@@ -21,7 +23,8 @@ const activeSchema = z.object({
   active: z.literal(true),
   scope: z.string(),
   sub: z.string().min(1).max(256),
-  token_type: z.string().regex(/^bearer$/i),
+  token_type: z.string().regex(/^(?:bearer|dpop)$/i),
+  cnf: z.object({ jkt: z.string().optional() }).optional(),
   client_id: z.string().optional(),
   exp: secondsSchema.optional(),
   iat: secondsSchema.optional(),
@@ -39,8 +42,9 @@ const REMOTE_NAME = 'Introspected token'
  * The issuer's answer about the token `value` (whose SHA-256 is `hash`) as the record the policy
  * decides on, `undefined` for an inactive token. Internal to the package.
  *
- * @throws {TokenStoreError} for an answer that is not RFC 7662 JSON for a bearer token, or that
- *   makes no record this library can use (an unknown scope, a malformed `aud`).
+ * @throws {TokenStoreError} for an answer that is not RFC 7662 JSON for a bearer or DPoP token, or
+ *   that makes no record this library can use (an unknown scope, a malformed `aud` or `cnf.jkt`, a
+ *   DPoP token without `cnf.jkt`).
  */
 export function recordOfAnswer(
   answer: unknown,
@@ -56,6 +60,11 @@ export function recordOfAnswer(
   }
   const body = parsed.data
   if (!body.active) return undefined
+  const dpopJkt = body.cnf?.jkt
+  // A DPoP token whose key the answer does not name could only be accepted unbound: refused.
+  if (dpopJkt === undefined && /^dpop$/i.test(body.token_type)) {
+    throw new TokenStoreError('the introspection endpoint answered a DPoP token without cnf.jkt')
+  }
   const kind = tokenKindOf(value)
   try {
     const scopes = parseScopes(body.scope).granted
@@ -75,6 +84,7 @@ export function recordOfAnswer(
       ...(body.exp !== undefined && { expiresAt: body.exp * 1000 }),
       ...(kind === 'oauth' && body.client_id !== undefined && { clientId: body.client_id }),
       ...(audience !== undefined && { audience }),
+      ...(dpopJkt !== undefined && { dpopJkt }),
     })
   } catch (cause) {
     throw new TokenStoreError('the introspection endpoint answered a token this library cannot use', {

@@ -123,6 +123,8 @@ const CODE_DESCRIPTIONS: Readonly<Record<DenyCode, string>> = {
   invalid_request: 'malformed credentials',
   missing_token: 'no credentials (the challenge carries no error code)',
   invalid_token: 'a malformed, unknown, expired or revoked token',
+  invalid_dpop_proof: 'the DPoP proof of a DPoP-bound token fails a check of RFC 9449',
+  use_dpop_nonce: 'the DPoP proof lacks the current server nonce (`DPoP-Nonce` names it)',
   https_required: 'plain HTTP from a client that is not on loopback',
   insufficient_scope: "the user could, with a wider token scope (the challenge's `scope` names it)",
   insufficient_access: "the user's own access falls short, whatever the scopes",

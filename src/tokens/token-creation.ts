@@ -59,8 +59,8 @@ export type CreateOAuthTokenOptions = {
   /** The resources the token is for (RFC 8707): 1–16 absolute URIs. Absent: any of the issuer's. */
   readonly audience?: readonly string[]
   /**
-   * The RFC 7638 thumbprint of the key the token is bound to (RFC 9449, 43 base64url characters):
-   * the token is then only accepted with a DPoP proof signed by that key. Absent: a bearer token.
+   * The RFC 7638 thumbprint of the key the token is bound to (RFC 9449 `cnf.jkt`): 43 base64url
+   * characters. A bound token is refused without a DPoP proof by that key. Absent: a bearer token.
    */
   readonly dpopJkt?: string
   /** The clock, epoch ms. */
@@ -87,9 +87,8 @@ export type ImportApiTokenOptions = {
 export const DEFAULT_OAUTH_TOKEN_TTL_MS = 3_600_000
 
 const OAUTH_TOKEN_NAME = 'OAuth session'
-
-// RFC 7638 with SHA-256: 32 bytes, base64url without padding.
-const JWK_THUMBPRINT = /^[A-Za-z0-9_-]{43}$/
+// A SHA-256 thumbprint, base64url without padding: 32 bytes are 43 characters.
+const JKT_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
 type RecordFields = {
   readonly id: string
@@ -191,10 +190,10 @@ export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken
     throw new ConfigError(['clientId'], 'must be 1–80 visible ASCII characters')
   }
   const dpopJkt = options.dpopJkt
-  if (dpopJkt !== undefined && (typeof dpopJkt !== 'string' || !JWK_THUMBPRINT.test(dpopJkt))) {
+  if (dpopJkt !== undefined && (typeof dpopJkt !== 'string' || !JKT_PATTERN.test(dpopJkt))) {
     throw new ConfigError(
       ['dpopJkt'],
-      `must be a JWK SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(dpopJkt)}`,
+      `must be an RFC 7638 SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(dpopJkt)}`,
     )
   }
   const fields: RecordFields = {

@@ -1,11 +1,12 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { ConfigError, InvalidArgumentError } from '../errors.js'
+import { encodeBase64Url } from './base64url.js'
 
 // The slice of node:crypto this module uses, typed loosely because other runtimes that offer
 // `process.getBuiltinModule` may lack `hash` (added in Node 20.12 and 21.7).
 type NodeCryptoLike = {
-  readonly hash?: (algorithm: string, data: string, outputEncoding: 'hex') => string
+  readonly hash?: (algorithm: string, data: string, outputEncoding: 'hex' | 'base64url') => string
   readonly createHash?: (algorithm: string) => {
     update(data: string, inputEncoding: 'utf8'): { digest(outputEncoding: 'hex'): string }
   }
@@ -21,7 +22,12 @@ type Sha256Hex = (value: string) => string
  */
 export type TokenHashBackend = 'node:crypto' | '@noble/hashes'
 
-type ResolvedSha256 = { readonly backend: TokenHashBackend; readonly sha256Hex: Sha256Hex }
+type ResolvedSha256 = {
+  readonly backend: TokenHashBackend
+  readonly sha256Hex: Sha256Hex
+  /** Base64url without padding, or undefined where only the pure path serves it. */
+  readonly sha256Base64Url?: Sha256Hex
+}
 
 // `undefined` until first use: resolving lazily keeps the module free of import-time side effects.
 let resolved: ResolvedSha256 | undefined
@@ -43,7 +49,11 @@ function resolveSha256(): ResolvedSha256 {
   // One-shot `crypto.hash` beats `createHash` for inputs this small (docs/performance.md).
   // Stryker disable next-line ConditionalExpression,StringLiteral,BlockStatement: equivalent because createHash below gives the same digest under the same backend; this is the faster path
   if (typeof hash === 'function') {
-    return { backend: 'node:crypto', sha256Hex: (value) => hash('sha256', value, 'hex') }
+    return {
+      backend: 'node:crypto',
+      sha256Hex: (value) => hash('sha256', value, 'hex'),
+      sha256Base64Url: (value) => hash('sha256', value, 'base64url'),
+    }
   }
   const createHash = nodeCrypto?.createHash
   if (typeof createHash === 'function') {
@@ -107,4 +117,16 @@ export async function hashTokenValueAsync(value: string): Promise<string> {
     throw new ConfigError([], 'hashTokenValueAsync needs Web Crypto (globalThis.crypto.subtle)')
   }
   return bytesToHex(new Uint8Array(await subtle.digest('SHA-256', utf8.encode(value))))
+}
+
+/**
+ * The SHA-256 of a string's UTF-8 bytes, base64url without padding: a DPoP proof's `ath` and a
+ * JWK thumbprint. On the same backend as {@link hashTokenValue}. Internal to the package.
+ *
+ * @example
+ * sha256Base64Url('abc') // 'ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0'
+ */
+export function sha256Base64Url(value: string): string {
+  const fast = sha256Implementation().sha256Base64Url
+  return fast === undefined ? encodeBase64Url(sha256(utf8.encode(value))) : fast(value)
 }

@@ -12,7 +12,10 @@ import { parseTrustProxy } from '../../examples/server/http/trust-proxy.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import type { StartedServer } from '../../examples/server/server.js'
 import { isWellFormedTokenValue } from '../../src/index.js'
+import { createOAuthToken } from '../../src/tokens/token-record.js'
+import { dpopKey } from '../dpop/proofs.js'
 import { CASES, type Case } from './cases.js'
+import { DPOP_CASES, DPOP_PATH, type DpopFixture } from './dpop-cases.js'
 import { type RawRequest, type RawResponse, send } from './http-client.js'
 import { CONFORMANCE_SEED, TOKEN_VALUES } from './seed.js'
 import { closeAll, startAll } from './servers.js'
@@ -74,6 +77,41 @@ describe('conformance table', () => {
       })
     }
     // Byte-identical answers, content type included, not only equivalent JSON.
+    expect(answers.express).toEqual(answers.fastify)
+    expect(answers.hono).toEqual(answers.fastify)
+  })
+})
+
+describe('conformance table: DPoP-bound tokens (RFC 9449)', () => {
+  let fixture: DpopFixture
+
+  beforeAll(async () => {
+    const [key, otherKey] = [await dpopKey(), await dpopKey('EdDSA')]
+    const now = Date.now()
+    const bound = createOAuthToken({ userId: 'u', scopes: 'data.data', dpopJkt: key.jkt, now })
+    const unbound = createOAuthToken({ userId: 'u', scopes: 'data.data', now })
+    for (const framework of FRAMEWORKS) {
+      await servers[framework].app.tokens.save(bound.record)
+      await servers[framework].app.tokens.save(unbound.record)
+    }
+    fixture = { key, otherKey, bound: bound.value, unbound: unbound.value }
+  })
+
+  test.each(DPOP_CASES.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
+    const answers = {} as Record<Framework, RawResponse>
+    for (const framework of FRAMEWORKS) {
+      const request = { method: 'GET', path: DPOP_PATH, headers: await row.headers(fixture) }
+      answers[framework] = await send(servers[framework].port, request)
+    }
+    for (const framework of FRAMEWORKS) {
+      const answer = answers[framework]
+      expect({ framework, status: answer.status, wwwAuthenticate: answer.wwwAuthenticate }).toEqual({
+        framework,
+        status: row.expect.status,
+        wwwAuthenticate: row.expect.wwwAuthenticate,
+      })
+      if (row.expect.body !== undefined) expect(parsedBody(answer)).toEqual(row.expect.body)
+    }
     expect(answers.express).toEqual(answers.fastify)
     expect(answers.hono).toEqual(answers.fastify)
   })

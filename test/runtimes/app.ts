@@ -12,6 +12,7 @@ import {
   MemoryTokenStore,
   type Resource,
 } from 'data-access-policy'
+import { jwkThumbprint } from 'data-access-policy/dpop'
 import { type AccessEnv, accessControl } from 'data-access-policy/hono'
 import { IntrospectionTokenStore } from 'data-access-policy/introspection'
 import { JwtTokenStore } from 'data-access-policy/jwt'
@@ -50,6 +51,18 @@ export interface Probe {
    */
   readonly jwt: boolean
   readonly tokens: { readonly reader: string; readonly metadataOnly: string }
+  /** A DPoP-bound token and its key's private JWK, for the client to sign proofs with (test plumbing). */
+  readonly dpop: { readonly token: string; readonly privateJwk: Record<string, unknown> }
+}
+
+// The client's key is made where the token is issued: the runtime's WebCrypto makes it, and the
+// runtime's WebCrypto (through the policy) verifies the proofs the client signs with it.
+async function boundToken(tokens: MemoryTokenStore): Promise<Probe['dpop']> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
+  const jkt = jwkThumbprint((await exportJWK(publicKey)) as Record<string, unknown>)!
+  const token = createOAuthToken({ userId: 'alice', scopes: 'data.data', dpopJkt: jkt, now: Date.now() })
+  await tokens.save(token.record)
+  return { token: token.value, privateJwk: (await exportJWK(privateKey)) as Record<string, unknown> }
 }
 
 // Tokens are created on the first request, not at startup: workerd forbids random values there.
@@ -92,6 +105,7 @@ async function setUp(runtime: string, policy: AccessPolicy, tokens: MemoryTokenS
     introspect: introspected?.userId === 'alice' && introspected.scopes.includes('data.data'),
     jwt,
     tokens: { reader: reader.value, metadataOnly: metadataOnly.value },
+    dpop: await boundToken(tokens),
   }
 }
 

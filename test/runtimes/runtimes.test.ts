@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { build } from 'esbuild'
+import { importJWK, type JWK, SignJWT } from 'jose'
 import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RawAnswer, sendRaw } from '../adapters/http-client.js'
@@ -142,6 +143,34 @@ async function honoChecks(port: number, tokens: Probe['tokens']): Promise<Record
   }
 }
 
+// A DPoP-bound token: with a fresh proof 200, without one 401, with the same proof again 401. The
+// policy knows no public origin, so the proof names the Host the client sends.
+async function dpopChecks(port: number, bound: Probe['dpop']): Promise<Record<string, boolean>> {
+  const path = '/api/v1/datasets/acme/open/metadata'
+  const key = await importJWK(bound.privateJwk as JWK, 'ES256')
+  const ath = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(bound.token)))
+  const publicJwk = { ...bound.privateJwk }
+  delete publicJwk.d
+  const proof = await new SignJWT({
+    jti: crypto.randomUUID(),
+    htm: 'GET',
+    htu: `http://127.0.0.1:${port}${path}`,
+    iat: Math.floor(Date.now() / 1000),
+    ath: ath.toString('base64url'),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: publicJwk as JWK })
+    .sign(key)
+  const send = (headers: Record<string, string>) => sendRaw(port, { path, headers })
+  const withProof = await send({ authorization: `DPoP ${bound.token}`, dpop: proof })
+  const withoutProof = await send({ authorization: `DPoP ${bound.token}` })
+  const replayed = await send({ authorization: `DPoP ${bound.token}`, dpop: proof })
+  return {
+    'DPoP 200': withProof.status === 200,
+    'DPoP no proof 401': withoutProof.status === 401 && withoutProof.body.includes('invalid_token'),
+    'DPoP replay 401': replayed.status === 401 && replayed.body.includes('invalid_dpop_proof'),
+  }
+}
+
 const table = new Map<string, Record<string, boolean | string>>()
 
 describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
@@ -169,6 +198,7 @@ describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
       'introspection store': probe.introspect,
       'JWT store': probe.jwt,
       ...(await honoChecks(port, probe.tokens)),
+      ...(await dpopChecks(port, probe.dpop)),
       'SHA-256': probe.hashBackend,
     }
     table.set(runtime, row)
@@ -187,6 +217,9 @@ describe.each(Object.keys(RUNTIMES))('the built package on %s', (runtime) => {
       'export cap 403': true,
       'stream within cap': true,
       'stream past cap': runtime === 'workerd' ? 'stopped' : 'broken',
+      'DPoP 200': true,
+      'DPoP no proof 401': true,
+      'DPoP replay 401': true,
       // workerd without nodejs_compat has no node:crypto; the others reach it.
       'SHA-256': runtime === 'workerd' ? '@noble/hashes' : 'node:crypto',
     })

@@ -132,6 +132,15 @@ describe('every runtime path gives the same digest', () => {
     )
   })
 
+  it('sha256Base64Url (a DPoP ath, a JWK thumbprint) agrees on every path', async () => {
+    const pure = await underRuntime(() => stubBuiltin(undefined))
+    const node = await importFresh()
+    for (const value of ['', 'abc', 'dao_token', 'é\u{1f600}']) {
+      const expected = createHash('sha256').update(value, 'utf8').digest('base64url')
+      expect([pure.sha256Base64Url(value), node.sha256Base64Url(value)]).toEqual([expected, expected])
+    }
+  })
+
   it('the pure-JS path refuses a value that is not a string, as node:crypto does', async () => {
     const pure = await underRuntime(() => stubBuiltin(undefined))
     // A fresh module graph has its own error classes: compare the stable code, not the class.

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import {
   closeRedisConnection,
   openRedisConnection,
+  RedisDpopReplayCache,
   RedisOAuthStateStore,
   RedisTokenStore,
   redisReady,
@@ -88,3 +89,27 @@ test('churn and OAuth minting leave the cluster’s key count flat, and every ke
     await closeRedisConnection(admin)
   }
 }, 180_000)
+
+test('the DPoP replay cache on a cluster: one use per proof across instances, keys spread over the masters, every key expiring', async () => {
+  const prefix = `dpop-${generateRandomBase62(8)}:`
+  const [one, two] = [
+    await opened(new RedisDpopReplayCache({ redis: cluster.url, keyPrefix: prefix })),
+    await opened(new RedisDpopReplayCache({ redis: cluster.url, keyPrefix: prefix })),
+  ]
+  const expiresAt = Date.now() + 60_000
+  const keys = Array.from({ length: 40 }, (_, i) => `jkt.${i}-${generateRandomBase62(8)}`)
+  const first = await Promise.all(keys.map((key, i) => (i % 2 === 0 ? one : two).claim(key, expiresAt)))
+  const again = await Promise.all(keys.map((key, i) => (i % 2 === 0 ? two : one).claim(key, expiresAt)))
+  expect(first.every((fresh) => fresh)).toBe(true)
+  expect(again.some((fresh) => fresh)).toBe(false)
+  const admin = openRedisConnection(cluster.url, 5000, 'dpop-admin') as Cluster
+  try {
+    await redisReady(admin, 10_000)
+    const perMaster = await Promise.all(admin.nodes('master').map((node) => node.keys(`${prefix}*`)))
+    expect(perMaster.flat()).toHaveLength(keys.length)
+    expect(perMaster.filter((found) => found.length > 0).length).toBeGreaterThan(1)
+    for (const key of perMaster.flat()) expect(await admin.pttl(key)).toBeGreaterThan(0)
+  } finally {
+    await closeRedisConnection(admin)
+  }
+}, 60_000)

@@ -1,0 +1,74 @@
+/**
+ * Two reference servers on one Redis (`--store redis://…`), on two frameworks, behind one public
+ * URL as a load balancer would put them: a proof accepted by one instance is refused by the other.
+ */
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { RedisTokenStore } from '../../adapters/redis/index.js'
+import { loadSeed } from '../../examples/server/seed/load.js'
+import { type StartedServer, startServer } from '../../examples/server/server.js'
+import { createOAuthToken } from '../../src/tokens/token-record.js'
+import { sendRaw } from '../adapters/http-client.js'
+import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
+import { CONFORMANCE_SEED } from '../conformance/seed.js'
+import { dpopKey, dpopProof } from './proofs.js'
+
+const PUBLIC = 'https://data.example.org'
+const PATH = '/api/v1/datasets/owner/o-open'
+
+let redis: RedisServer
+let servers: StartedServer[] = []
+
+beforeAll(async () => {
+  redis = await startRedisServer()
+  const seed = await loadSeed(CONFORMANCE_SEED)
+  servers = [
+    await startServer({
+      seed,
+      framework: 'express',
+      host: '127.0.0.1',
+      port: 0,
+      publicUrl: PUBLIC,
+      store: { kind: 'redis', url: redis.url },
+    }),
+    await startServer({
+      seed,
+      framework: 'fastify',
+      host: '127.0.0.1',
+      port: 0,
+      publicUrl: PUBLIC,
+      store: { kind: 'redis', url: redis.url },
+    }),
+  ]
+}, 60_000)
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()))
+  await redis?.stop()
+})
+
+test('a proof used on one instance is refused on the other', async () => {
+  const key = await dpopKey()
+  const { record, value } = createOAuthToken({
+    userId: 'u',
+    scopes: 'data.data',
+    dpopJkt: key.jkt,
+    now: Date.now(),
+  })
+  const tokens = new RedisTokenStore({ redis: redis.url })
+  try {
+    await tokens.ready()
+    await tokens.save(record)
+  } finally {
+    await tokens.close()
+  }
+  const proof = await dpopProof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token: value })
+  const headers = { authorization: `DPoP ${value}`, dpop: proof }
+  const [first, second] = servers as [StartedServer, StartedServer]
+  expect((await sendRaw(first.port, { path: PATH, headers })).status).toBe(200)
+  const replayed = await sendRaw(second.port, { path: PATH, headers })
+  expect(replayed.status).toBe(401)
+  expect(replayed.headers['www-authenticate']).toContain('error_description="the proof was used before"')
+  // A fresh proof is accepted on the second instance: the token itself is fine there.
+  const fresh = await dpopProof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token: value })
+  expect((await sendRaw(second.port, { path: PATH, headers: { ...headers, dpop: fresh } })).status).toBe(200)
+}, 60_000)
