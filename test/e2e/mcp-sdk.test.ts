@@ -7,96 +7,19 @@
  * scopes accumulated. A token for `/api/v1` is refused at `/mcp`, and each tool answers what its REST
  * route answers for the same token.
  */
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { DEMO_SEED, DEMO_TOKENS } from '../../examples/server/seed/demo.js'
 import { DEMO_CLIENTS } from '../../examples/server/seed/demo-oauth.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
-import { formWith, PageAgent } from '../server/oauth-agent.js'
+import { connectWithOAuth, HeadlessProvider, mcpClient, textOf } from '../server/mcp-agent.js'
 
 const CLIENT = DEMO_CLIENTS[0]
-const REDIRECT = CLIENT.redirectUris[0]
-
-/**
- * The SDK's client-side OAuth state for one agent, with the browser's part done by posting the
- * sign-in and consent forms as `user`. Records every authorization request it was sent to.
- */
-class HeadlessProvider implements OAuthClientProvider {
-  readonly requests: URL[] = []
-  #tokens: OAuthTokens | undefined
-  #verifier = ''
-  #code: string | undefined
-
-  constructor(
-    readonly user: string,
-    readonly password: string,
-  ) {}
-
-  get redirectUrl(): string {
-    return REDIRECT
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'test agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }
-  }
-
-  clientInformation(): OAuthClientInformationMixed {
-    return { client_id: CLIENT.id }
-  }
-
-  state(): string {
-    return crypto.randomUUID()
-  }
-
-  tokens(): OAuthTokens | undefined {
-    return this.#tokens
-  }
-
-  saveTokens(tokens: OAuthTokens): void {
-    this.#tokens = tokens
-  }
-
-  saveCodeVerifier(verifier: string): void {
-    this.#verifier = verifier
-  }
-
-  codeVerifier(): string {
-    return this.#verifier
-  }
-
-  async redirectToAuthorization(url: URL): Promise<void> {
-    this.requests.push(url)
-    const browser = new PageAgent(url.origin)
-    const signIn = await browser.get(url.toString())
-    expect(signIn.status).toBe(200)
-    const consent = await browser.submit(formWith(signIn.body, 'password'), {
-      handle: this.user,
-      password: this.password,
-    })
-    expect(consent.status).toBe(200)
-    const answer = await browser.submit(formWith(consent.body, 'decision'), {}, { button: 'approve' })
-    const code = new URL(answer.location!).searchParams.get('code')
-    expect(code).not.toBeNull()
-    this.#code = code!
-  }
-
-  /** The code of the last approved authorization, once. */
-  takeCode(): string {
-    const code = this.#code
-    this.#code = undefined
-    if (code === undefined) throw new Error('no authorization was approved')
-    return code
-  }
-}
+const SEED_CLIENT = { clientId: CLIENT.id, redirectUrl: CLIENT.redirectUris[0] }
 
 let servers: Record<Framework, StartedServer>
 
@@ -112,29 +35,13 @@ afterAll(async () => {
   await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
 })
 
-const agent = () => new Client({ name: 'test-agent', version: '1.0.0' })
-
-/** Connects with OAuth: the first attempt is sent to sign in; the second connects with the token. */
-async function connectWithOAuth(url: URL, provider: HeadlessProvider) {
-  const first = new StreamableHTTPClientTransport(url, { authProvider: provider })
-  await expect(agent().connect(first)).rejects.toBeInstanceOf(UnauthorizedError)
-  await first.finishAuth(provider.takeCode())
-  const transport = new StreamableHTTPClientTransport(url, { authProvider: provider })
-  const client = agent()
-  await client.connect(transport)
-  return { client, transport }
-}
-
 /** Connects with a bearer token of the seed (no audience: accepted by the API and by `/mcp`). */
 async function connectWithToken(url: URL, token: string): Promise<Client> {
-  const client = agent()
+  const client = mcpClient()
   const headers = { authorization: `Bearer ${token}` }
   await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }))
   return client
 }
-
-const textOf = (result: Awaited<ReturnType<Client['callTool']>>) =>
-  (result.content as { type: string; text: string }[])[0]!.text
 
 const tokenOf = (user: string, name: string) =>
   DEMO_TOKENS.find((token) => token.user === user && token.name === name)!.value
@@ -144,7 +51,7 @@ describe.each(FRAMEWORKS)('the MCP SDK client against /mcp on %s', (framework) =
   const mcpUrl = () => new URL('/mcp', origin())
 
   test('initialize, tools/list, an allowed call, then step-up for a tool that needs more scope', async () => {
-    const provider = new HeadlessProvider('bob', 'bob-demo-password')
+    const provider = new HeadlessProvider('bob', 'bob-demo-password', SEED_CLIENT)
     const { client, transport } = await connectWithOAuth(mcpUrl(), provider)
     // The 401 named the endpoint's metadata and the narrowest scope; the token is for /mcp.
     expect(provider.requests[0]!.searchParams.get('scope')).toBe('data.overview')
@@ -179,7 +86,7 @@ describe.each(FRAMEWORKS)('the MCP SDK client against /mcp on %s', (framework) =
   })
 
   test('a token bound to /api/v1 is refused at /mcp with 401, and works at the API', async () => {
-    const provider = new HeadlessProvider('bob', 'bob-demo-password')
+    const provider = new HeadlessProvider('bob', 'bob-demo-password', SEED_CLIENT)
     const api = new URL('/api/v1', origin())
     expect(await auth(provider, { serverUrl: api })).toBe('REDIRECT')
     expect(provider.requests[0]!.searchParams.getAll('resource')).toEqual([api.href])

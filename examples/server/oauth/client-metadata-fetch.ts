@@ -32,6 +32,13 @@ export interface FetchDocumentOptions {
   readonly allowHttpLoopback?: boolean
   /** The resolver; `dns.lookup` by default. Tests inject one that answers private addresses. */
   readonly resolve?: ResolveAll
+  /**
+   * The certificate authorities an `https` document's server certificate must chain to, as PEM
+   * (one string or several), in place of Node's bundled roots: for tests that serve documents on
+   * loopback with a test certificate, and for private deployments whose clients publish documents
+   * under an internal CA. Absent: the public roots. The SSRF checks hold either way.
+   */
+  readonly ca?: string | readonly string[]
   readonly maxBytes?: number
   readonly deadlineMs?: number
 }
@@ -73,7 +80,8 @@ export function checkedLookup(resolve: ResolveAll): LookupFunction {
  * Fetches and parses the document at `clientId` (a client ID metadata document URL): `GET` with
  * `Accept: application/json`, no cookies or credentials, no redirect (a 3xx is a refusal), a 200
  * with a JSON body of at most {@link MAX_DOCUMENT_BYTES}, within {@link DOCUMENT_FETCH_DEADLINE_MS}.
- * Never throws: every failure is `{ ok: false, reason }`.
+ * Never throws: every failure is `{ ok: false, reason }`. An `https` document is trusted through
+ * Node's public roots, or through `options.ca` alone when given (tests, private deployments).
  *
  * @example
  * const fetched = await fetchClientMetadataDocument('https://app.example.com/client.json')
@@ -104,6 +112,9 @@ export function fetchClientMetadataDocument(
       // A literal address was checked above; a name is checked, address by address, here.
       lookup: checkedLookup(options.resolve ?? resolveWithDns),
       agent: false,
+      ...(options.ca === undefined
+        ? {}
+        : { ca: typeof options.ca === 'string' ? options.ca : [...options.ca] }),
     })
     const timer = setTimeout(
       () => finish({ ok: false, reason: `no document within ${deadlineMs} ms` }),

@@ -26,6 +26,11 @@ export interface ClientMetadataOptions {
   readonly resolve?: ResolveAll
   /** The fetch's deadline; 5 s by default. */
   readonly deadlineMs?: number
+  /**
+   * The CAs (PEM) a document server's certificate must chain to, instead of the public roots: for
+   * tests and private deployments, not a command-line flag (oauth/client-metadata-fetch.ts).
+   */
+  readonly ca?: string | readonly string[]
 }
 
 /** Options of {@link createOAuthContext}. */
