@@ -185,6 +185,8 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
       guard,
       origin,
       resources: seed.resources,
+      // One replay cache for the token endpoint and the API: a proof is used once, wherever.
+      dpopReplayCache,
       registrations:
         options.registrations ??
         new MemoryRegistrationStore({
