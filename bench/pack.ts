@@ -34,6 +34,7 @@ export const BENCH_DEPENDENCIES = [
   'express',
   'fastify',
   'hono',
+  'jose',
   'tsx',
 ] as const
 

@@ -21,7 +21,7 @@ import { AbuseGuard, type AbuseLimits } from './limits/abuse-limits.js'
 import { MemoryRateLimitStore, type RateLimitStore } from './limits/rate-limits.js'
 import { MCP_PATH, type McpEndpoint } from './mcp/mcp-endpoint.js'
 import { PROTECTED_RESOURCE, perOrigin, resourceMetadataUrl } from './oauth/discovery.js'
-import type { ClientMetadataOptions } from './oauth/oauth-context.js'
+import type { ClientMetadataOptions, OAuthContextOptions } from './oauth/oauth-context.js'
 import { oauthRoutes } from './oauth/oauth-routes.js'
 import type { PendingConsentStore } from './oauth/pending-consents.js'
 import { MemoryRegistrationStore, type RegistrationStore } from './oauth/registrations.js'
@@ -153,7 +153,14 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
     dpop: { replayCache: dpopReplayCache, publicUrl: () => origin.url },
   })
   const model = new DataModel(seed)
-  const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: options.ipv6Prefix, context: { model, policy } })
+  const mcp = mcpEndpoint({
+    tokens,
+    now,
+    origin,
+    ipv6Prefix: options.ipv6Prefix,
+    dpopReplayCache,
+    context: { model, policy },
+  })
   const web = await createWebContext({
     users: seed.users,
     now,
@@ -177,26 +184,7 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
       maxLifetimeDays: options.maxTokenLifetimeDays,
       maxLiveTokens: options.maxLiveTokens,
     }),
-    oauthRoutes({
-      clients: seed.clients,
-      tokens,
-      web,
-      now,
-      guard,
-      origin,
-      resources: seed.resources,
-      // One replay cache for the token endpoint and the API: a proof is used once, wherever.
-      dpopReplayCache,
-      registrations:
-        options.registrations ??
-        new MemoryRegistrationStore({
-          now,
-          ...(options.maxRegisteredClients === undefined ? {} : { maxClients: options.maxRegisteredClients }),
-        }),
-      ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
-      ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
-      ...(options.consents === undefined ? {} : { consents: options.consents }),
-    }),
+    issuerRoutes(seed, options, { tokens, web, now, guard, origin, dpopReplayCache }),
     ...(options.secretScanningKeys === undefined
       ? []
       : [
@@ -234,17 +222,50 @@ export async function createApp(seed: Seed, options: CreateAppOptions = {}): Pro
 }
 
 /**
+ * The issuer's routes (oauth/): the seed's clients and resources, and the stores the app shares with
+ * them: one DPoP replay cache for the token endpoint and the API, so that a proof is used once,
+ * wherever it is sent.
+ *
+ * @example
+ * issuerRoutes(seed, options, { tokens, web, now, guard, origin, dpopReplayCache })
+ */
+function issuerRoutes(
+  seed: Seed,
+  options: CreateAppOptions,
+  shared: Pick<OAuthContextOptions, 'tokens' | 'web' | 'now' | 'guard' | 'origin'> & {
+    readonly now: () => number
+    readonly dpopReplayCache: DpopReplayCache
+  },
+): RouteSet {
+  return oauthRoutes({
+    ...shared,
+    clients: seed.clients,
+    resources: seed.resources,
+    registrations:
+      options.registrations ??
+      new MemoryRegistrationStore({
+        now: shared.now,
+        ...(options.maxRegisteredClients === undefined ? {} : { maxClients: options.maxRegisteredClients }),
+      }),
+    ...(options.clientMetadata === undefined ? {} : { clientMetadata: options.clientMetadata }),
+    ...(options.oauthState === undefined ? {} : { state: options.oauthState }),
+    ...(options.consents === undefined ? {} : { consents: options.consents }),
+  })
+}
+
+/**
  * The MCP endpoint, a resource of its own (RFC 8707): its policy accepts only tokens for
  * `{public-url}/mcp` (or without audience), and its 401s name that resource's metadata.
  *
  * @example
- * const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: undefined, context: { model, policy } })
+ * const mcp = mcpEndpoint({ tokens, now, origin, ipv6Prefix: undefined, dpopReplayCache, context })
  */
 function mcpEndpoint(options: {
   readonly tokens: TokenStore
   readonly now: () => number
   readonly origin: PublicOrigin
   readonly ipv6Prefix: number | undefined
+  readonly dpopReplayCache: DpopReplayCache
   readonly context: McpEndpoint['context']
 }): McpEndpoint {
   const { origin } = options
@@ -256,6 +277,7 @@ function mcpEndpoint(options: {
     resourceMetadata: perOrigin(origin, () => origin.wellKnown(PROTECTED_RESOURCE, MCP_PATH)),
     resource: perOrigin(origin, () => mcpResource(origin)),
     onError: (error, { stage }) => reportError(error, `MCP access policy (${stage})`),
+    dpop: { replayCache: options.dpopReplayCache, publicUrl: () => origin.url },
   })
   return { gate: createMcpGate({ policy }), context: options.context }
 }

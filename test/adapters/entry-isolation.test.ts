@@ -23,9 +23,10 @@ describe('each adapter entry loads only its own framework (frameworks are option
     expect([...core].filter((name) => name.startsWith('node:'))).toEqual([])
   })
 
-  test('the JWT entry loads only the core and jose: no framework, no Node built-in', () => {
+  test('the JWT entry loads only the core, which verifies JOSE with jose: no framework, no Node built-in', () => {
     const core = new Set(packagesReachedFrom('src/index.ts'))
-    expect([...packagesReachedFrom('src/jwt/index.ts')].filter((name) => !core.has(name))).toEqual(['jose'])
+    expect(core).toContain('jose')
+    expect([...packagesReachedFrom('src/jwt/index.ts')].filter((name) => !core.has(name))).toEqual([])
   })
 
   test('the MCP entry loads no framework, no MCP SDK and no Node built-in: only the core', () => {
