@@ -112,10 +112,11 @@ const NO_URL = dpopDenial('invalid_dpop_proof', 'the request URL cannot be resol
 /** `DPoP` without a check configured (authenticateRequest called without `dpop`). */
 export const NOT_CHECKED: Deny = dpopDenial('invalid_token', 'this resource does not check DPoP proofs')
 
-// A description goes into a quoted-string: printable ASCII only, and short. A proof's claims are
+// A description goes into a quoted-string: printable ASCII without `"` and `\` (RFC 6750 §3's
+// error-description grammar, which some clients parse strictly), and short. A proof's claims are
 // the client's text and may carry anything.
 function printable(message: string): string {
-  const text = message.replace(/[^\x20-\x7e]/g, '?')
+  const text = message.replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?')
   return text.length > 200 ? `${text.slice(0, 197)}...` : text
 }
 

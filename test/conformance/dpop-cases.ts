@@ -79,14 +79,14 @@ export const DPOP_CASES: readonly DpopCase[] = [
   {
     name: 'DPoP: a proof for another method',
     headers: (f) => dpop(f, { method: 'DELETE' }),
-    expect: refused('invalid_dpop_proof', 'the proof\'s htm is \\"DELETE\\", expected \\"GET\\"'),
+    expect: refused('invalid_dpop_proof', "the proof's htm is 'DELETE', expected 'GET'"),
   },
   {
     name: 'DPoP: a proof for another URL',
     headers: (f) => dpop(f, { url: `${CONFORMANCE_PUBLIC_URL}/api/v1/datasets/owner/o-hidden` }),
     expect: refused(
       'invalid_dpop_proof',
-      `the proof's htu is \\"${CONFORMANCE_PUBLIC_URL}/api/v1/datasets/owner/o-hidden\\", expected \\"${URL_}\\"`,
+      `the proof's htu is '${CONFORMANCE_PUBLIC_URL}/api/v1/datasets/owner/o-hidden', expected '${URL_}'`,
     ),
   },
   {

@@ -133,7 +133,7 @@ const ROWS: readonly Row[] = [
     headers: () => dpop({ method: 'POST' }),
     status: 401,
     code: 'invalid_dpop_proof',
-    challenge: proofDenial('the proof\'s htm is \\"POST\\", expected \\"GET\\"'),
+    challenge: proofDenial("the proof's htm is 'POST', expected 'GET'"),
   },
   {
     name: 'a proof for another URL',
@@ -141,7 +141,7 @@ const ROWS: readonly Row[] = [
     status: 401,
     code: 'invalid_dpop_proof',
     challenge: proofDenial(
-      'the proof\'s htu is \\"https://data.example.test/api/v1/datasets/acme/members\\", expected \\"https://data.example.test/api/v1/datasets/acme/open\\"',
+      "the proof's htu is 'https://data.example.test/api/v1/datasets/acme/members', expected 'https://data.example.test/api/v1/datasets/acme/open'",
     ),
   },
   {

@@ -237,7 +237,7 @@ describe('authentication of DPoP requests', () => {
       if (result.ok) throw new Error('accepted')
       return result.decision.description!
     }
-    expect(await refused(proof)).toBe('the proof\'s htm is "G?T", expected "GET"')
+    expect(await refused(proof)).toBe("the proof's htm is 'G?T', expected 'GET'")
     const description = await refused(long)
     expect(description).toHaveLength(200)
     expect(description).toMatch(
