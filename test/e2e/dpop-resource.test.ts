@@ -2,9 +2,9 @@
  * The resource server's half of DPoP (RFC 9449) end to end, on Express, Fastify and Hono: the
  * bound tokens oauth4webapi and openid-client obtain from the reference server call `/api/v1`
  * with their libraries' own proofs, before and after a refresh by the same key, and `/mcp` answers
- * an MCP `initialize` for a token bound to it (RFC 8707). The same bound token is refused as
+ * an MCP `initialize` for a token bound to it (RFC 8707). The same bound tokens are refused as
  * `Bearer`, without a proof, with another key's proof, with a proof for another method or URL,
- * with a replayed proof and with the proof of its own token request, each with the challenge
+ * with a replayed proof and with the proof of their own token request, each with the challenge
  * docs/authentication.md lists. The servers run on the real clock: the libraries date their proofs.
  */
 import * as oauth from 'oauth4webapi'
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
 import { loadSeed } from '../../examples/server/seed/load.js'
 import { type StartedServer, startServer } from '../../examples/server/server.js'
-import { dpopKey, dpopProof } from '../dpop/proofs.js'
+import { type DpopKey, dpopKey, dpopKeyOf, dpopProof } from '../dpop/proofs.js'
 import { PageAgent } from '../server/oauth-agent.js'
 import {
   ALICE_PASSWORD,
@@ -69,6 +69,96 @@ async function names(response: Response): Promise<string[]> {
   return body.results.map((result) => result.name).sort()
 }
 
+type Refusal = readonly [name: string, headers: Record<string, string>, error: string, description: string]
+
+/**
+ * Asserts that `token`, bound to `key`, lists Alice's datasets with a good proof, then is refused
+ * as Bearer, without a proof, with another key's proof, for another method or URL, and replayed;
+ * `more` are further proofs sent with the DPoP scheme and the error and description each gets.
+ */
+async function refusesWithoutItsKey(
+  origin: string,
+  token: string,
+  key: DpopKey,
+  more: readonly (readonly [name: string, dpop: string, error: string, description: string])[] = [],
+): Promise<void> {
+  const other = await dpopKey()
+  const target = `${origin}${LISTING}`
+  const get = (headers: Record<string, string>) => fetch(target, { headers })
+  const proof = (signer: DpopKey, method = 'GET', url = target) => dpopProof(signer, { method, url, token })
+  const good = await proof(key)
+  const accepted = await get({ authorization: `DPoP ${token}`, dpop: good })
+  expect(accepted.status).toBe(200)
+  expect(await names(accepted)).toEqual(ALICE_DATASETS)
+  const elsewhere = `${origin}/api/v1/users/bob/datasets`
+  const cases: readonly Refusal[] = [
+    [
+      'as Bearer, with a good proof',
+      { authorization: `Bearer ${token}`, dpop: await proof(key) },
+      'invalid_token',
+      'the token is bound to a DPoP key: send it with the DPoP scheme and a proof',
+    ],
+    [
+      'as Bearer, without a proof',
+      { authorization: `Bearer ${token}` },
+      'invalid_token',
+      'the token is bound to a DPoP key: send it with the DPoP scheme and a proof',
+    ],
+    [
+      'without a proof',
+      { authorization: `DPoP ${token}` },
+      'invalid_token',
+      'the DPoP-bound token came without a DPoP proof',
+    ],
+    [
+      "another key's proof",
+      { authorization: `DPoP ${token}`, dpop: await proof(other) },
+      'invalid_dpop_proof',
+      'the proof is signed by another key than the token is bound to',
+    ],
+    [
+      'a proof for POST',
+      { authorization: `DPoP ${token}`, dpop: await proof(key, 'POST') },
+      'invalid_dpop_proof',
+      'the proof\'s htm is "POST", expected "GET"',
+    ],
+    [
+      'a proof for another URL',
+      { authorization: `DPoP ${token}`, dpop: await proof(key, 'GET', elsewhere) },
+      'invalid_dpop_proof',
+      `the proof's htu is "${elsewhere}", expected "${target}"`,
+    ],
+    [
+      'a replayed proof',
+      { authorization: `DPoP ${token}`, dpop: good },
+      'invalid_dpop_proof',
+      'the proof was used before',
+    ],
+    ...more.map(
+      ([name, dpop, error, description]): Refusal => [
+        name,
+        { authorization: `DPoP ${token}`, dpop },
+        error,
+        description,
+      ],
+    ),
+  ]
+  for (const [name, headers, error, description] of cases) {
+    const refused = await get(headers)
+    const challenge = refused.headers.get('www-authenticate') ?? ''
+    const body = (await refused.json()) as { error?: { code?: string } }
+    expect({ name, status: refused.status, code: body.error?.code }).toEqual({
+      name,
+      status: 401,
+      code: error,
+    })
+    expect(challenge).toMatch(/^DPoP realm="data-api", /)
+    // A quoted-string escapes the description's quotes (RFC 9110 §5.6.4).
+    expect(challenge).toContain(`error="${error}", error_description="${description.replace(/"/g, '\\"')}"`)
+    expect(challenge).toContain('algs="ES256 EdDSA Ed25519 RS256 PS256"')
+  }
+}
+
 describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server on %s', (framework) => {
   const origin = () => servers[framework].url
 
@@ -100,7 +190,8 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
       await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...INSECURE }),
     )
     const app: oauth.Client = { client_id: 'app' }
-    const DPoP = oauth.DPoP(app, await oauth.generateKeyPair('ES256'))
+    const pair = await oauth.generateKeyPair('ES256')
+    const DPoP = oauth.DPoP(app, pair)
     const redeem = async (resource?: string) => {
       const { callback, verifier } = await approved(as, resource)
       const params = oauth.validateAuthResponse(as, app, callback, 'st')
@@ -137,6 +228,8 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
     const again = await call(refreshed.access_token)
     expect(again.status).toBe(200)
     expect(await names(again)).toEqual(ALICE_DATASETS)
+    // The refreshed token, without the library: refused unless proven by the same key.
+    await refusesWithoutItsKey(origin(), refreshed.access_token, await dpopKeyOf(pair))
 
     // A token for /mcp, bound to the same key: the MCP endpoint's own policy checks the proof.
     const forMcp = await redeem(`${origin()}/mcp`)
@@ -175,7 +268,8 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
       client.ClientSecretBasic(CLI_SECRET),
       { algorithm: 'oauth2', execute: [client.allowInsecureRequests], timeout: NO_REQUEST_DEADLINE_S },
     )
-    const DPoP = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'))
+    const pair = await client.randomDPoPKeyPair('ES256')
+    const DPoP = client.getDPoPHandle(config, pair)
     const pkceCodeVerifier = client.randomPKCECodeVerifier()
     const query = new URLSearchParams({
       redirect_uri: CLI_REDIRECT,
@@ -217,10 +311,11 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
     const again = await call(refreshed.access_token)
     expect(again.status).toBe(200)
     expect(await names(again)).toEqual(ALICE_DATASETS)
+    await refusesWithoutItsKey(origin(), refreshed.access_token, await dpopKeyOf(pair))
   })
 
   test('the bound token without its key, or with a wrong proof, is a 401 DPoP challenge', async () => {
-    const [key, other] = [await dpopKey(), await dpopKey()]
+    const key = await dpopKey()
     const tokenUrl = `${origin()}/oauth/token`
     const { verifier, challenge } = pkcePair()
     const url = authorizeUrl(origin(), {
@@ -250,81 +345,14 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
     )
     expect([issued.status, issued.body.token_type]).toEqual([200, 'DPoP'])
     const token = issued.body.access_token as string
-    const target = `${origin()}${LISTING}`
-    const get = (headers: Record<string, string>) => fetch(target, { headers })
-    const good = await dpopProof(key, { method: 'GET', url: target, token })
-    const accepted = await get({ authorization: `DPoP ${token}`, dpop: good })
-    expect(accepted.status).toBe(200)
-    expect(await names(accepted)).toEqual(ALICE_DATASETS)
-
-    const cases: readonly (readonly [string, Record<string, string>, string, string])[] = [
-      [
-        'as Bearer, with a good proof',
-        {
-          authorization: `Bearer ${token}`,
-          dpop: await dpopProof(key, { method: 'GET', url: target, token }),
-        },
-        'invalid_token',
-        'the token is bound to a DPoP key: send it with the DPoP scheme and a proof',
-      ],
-      [
-        'without a proof',
-        { authorization: `DPoP ${token}` },
-        'invalid_token',
-        'the DPoP-bound token came without a DPoP proof',
-      ],
-      [
-        "another key's proof",
-        {
-          authorization: `DPoP ${token}`,
-          dpop: await dpopProof(other, { method: 'GET', url: target, token }),
-        },
-        'invalid_dpop_proof',
-        'the proof is signed by another key than the token is bound to',
-      ],
-      [
-        'a proof for POST',
-        {
-          authorization: `DPoP ${token}`,
-          dpop: await dpopProof(key, { method: 'POST', url: target, token }),
-        },
-        'invalid_dpop_proof',
-        'the proof\'s htm is "POST", expected "GET"',
-      ],
-      [
-        'a proof for another URL',
-        {
-          authorization: `DPoP ${token}`,
-          dpop: await dpopProof(key, { method: 'GET', url: `${origin()}/api/v1/users/bob/datasets`, token }),
-        },
-        'invalid_dpop_proof',
-        `the proof's htu is "${origin()}/api/v1/users/bob/datasets", expected "${target}"`,
-      ],
-      [
-        'a replayed proof',
-        { authorization: `DPoP ${token}`, dpop: good },
-        'invalid_dpop_proof',
-        'the proof was used before',
-      ],
+    await refusesWithoutItsKey(origin(), token, key, [
+      // The proof that got the token names the token endpoint and POST: useless at the API.
       [
         'the proof of its token request',
-        { authorization: `DPoP ${token}`, dpop: tokenProof },
+        tokenProof,
         'invalid_dpop_proof',
         'the proof\'s htm is "POST", expected "GET"',
       ],
-    ]
-    for (const [name, headers, error, description] of cases) {
-      const refused = await get(headers)
-      const challenge = refused.headers.get('www-authenticate') ?? ''
-      const body = (await refused.json()) as { error?: { code?: string } }
-      expect({ name, status: refused.status, code: body.error?.code }).toEqual({
-        name,
-        status: 401,
-        code: error,
-      })
-      expect(challenge).toMatch(/^DPoP realm="data-api", /)
-      expect(challenge).toContain(`error="${error}", error_description="${description.replace(/"/g, '\\"')}"`)
-      expect(challenge).toContain('algs="ES256 EdDSA Ed25519 RS256 PS256"')
-    }
+    ])
   })
 })
