@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import type { ForwardedOrigin } from '../../src/index.js'
 import type { McpAuthInfo, McpGate } from '../../src/mcp/gate.js'
-import { authorizationValues } from '../hono/request.js'
+import { authorizationValues, dpopValues } from '../hono/request.js'
 import { queryHasAccessToken } from '../shared/access-token-parameter.js'
 
 /** The context variables {@link mcpHono} sets: what to hand to the SDK's web-standard transport. */
@@ -51,6 +51,11 @@ export function mcpHono(gate: McpGate, options: McpHonoOptions): MiddlewareHandl
       accessTokenParameter: queryHasAccessToken(c.req.url),
       clientAddress: origin.clientAddress,
       protocol: origin.protocol,
+      // RFC 9449: the proofs, and the method and URL their htm and htu must name.
+      dpop: dpopValues(c),
+      method: c.req.method,
+      host: c.req.header('host'),
+      target: c.req.url,
       body,
     })
     if (!checked.ok) {

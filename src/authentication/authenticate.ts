@@ -255,8 +255,12 @@ function authenticateDpop(
 ): AuthenticationResult | Promise<AuthenticationResult> {
   if (credentials.kind !== 'token' || input.accessTokenParameter === true) return INVALID_REQUEST
   if (options.dpop === undefined) return { ok: false, decision: NOT_CHECKED }
-  if (!isWellFormedTokenValue(credentials.token)) return DPOP_INVALID_TOKEN
-  return lookUp(credentials.token, options, input.clientAddress, input)
+  const token = credentials.token
+  // As for Bearer: a store with a token format of its own (a JWT issuer's) vouches for its syntax.
+  if (!isWellFormedTokenValue(token) && options.tokens.acceptsTokenValue?.(token) !== true) {
+    return DPOP_INVALID_TOKEN
+  }
+  return lookUp(token, options, input.clientAddress, input)
 }
 
 // What a store that looks tokens up by value is told of a request without a known client address.

@@ -3,10 +3,12 @@
  * loopback serving a JWKS) gets, on Express, Fastify and Hono over real HTTP, exactly the answers a
  * `dap_` token with the same owner and scopes gets: levels, scopes, export caps and the network
  * fence. A token for another resource, an expired one and a forged one are 401 `invalid_token`.
+ * A JWT bound to a DPoP key (`cnf.jkt`, RFC 9449 §6.1) passes only with a proof by that key.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { JwtTokenStore } from '../../src/jwt/index.js'
 import { createAccessPolicy } from '../../src/policy.js'
+import { dpopKey, dpopProof } from '../dpop/proofs.js'
 import { type StandInIdp, startStandInIdp } from '../jwt/stand-in-idp.js'
 import { startApp } from './apps.js'
 import { createFixture, type Fixture, NOW, REALM, RESOURCE, type TokenName } from './fixture.js'
@@ -70,13 +72,13 @@ afterAll(async () => {
 })
 
 async function get(app: string, path: string, token: string) {
+  return send(app, path, { authorization: `Bearer ${token}` })
+}
+
+async function send(app: string, path: string, headers: Record<string, string>) {
   const answer = await sendRaw(apps.get(app)!.port, {
     path,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'x-forwarded-for': '203.0.113.7',
-      'x-forwarded-proto': 'https',
-    },
+    headers: { ...headers, 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' },
   })
   return {
     status: answer.status,
@@ -108,5 +110,43 @@ describe.each(FRAMEWORKS)('%s', (framework: Framework) => {
     const answer = await get(`${framework} jwt`, '/api/v1/datasets/acme/open', token)
     expect(answer.status).toBe(401)
     expect(answer.wwwAuthenticate).toContain('error="invalid_token"')
+  })
+})
+
+describe.each(FRAMEWORKS)('a DPoP-bound JWT on %s', (framework: Framework) => {
+  const path = '/api/v1/datasets/acme/open'
+  // The policy's resource gives the proof's scheme and host; the path is the request's.
+  const htu = `${new URL(RESOURCE).origin}${path}`
+  const iat = Math.floor(NOW / 1000)
+
+  test('passes with a proof by its cnf.jkt key; as Bearer, without a proof or by another key it is 401', async () => {
+    const [key, other] = [await dpopKey(), await dpopKey()]
+    const token = await idp.sign(
+      { sub: 'alice', scope: 'data.edit', aud: RESOURCE, exp: EXP, cnf: { jkt: key.jkt } },
+      { alg: 'ES256' },
+    )
+    const proofBy = (signer: typeof key) => dpopProof(signer, { method: 'GET', url: htu, token, iat })
+    const app = `${framework} jwt`
+    const bound = await send(app, path, { authorization: `DPoP ${token}`, dpop: await proofBy(key) })
+    expect([bound.status, bound.wwwAuthenticate]).toEqual([200, null])
+    // The same answer as the bearer twin of the same claims without the binding.
+    const twin = await idp.sign(
+      { sub: 'alice', scope: 'data.edit', aud: RESOURCE, exp: EXP },
+      { alg: 'ES256' },
+    )
+    expect(bound.body).toBe((await get(app, path, twin)).body)
+
+    const refusals: readonly (readonly [Record<string, string>, string])[] = [
+      [{ authorization: `Bearer ${token}` }, 'error="invalid_token"'],
+      [{ authorization: `Bearer ${token}`, dpop: await proofBy(key) }, 'error="invalid_token"'],
+      [{ authorization: `DPoP ${token}` }, 'error="invalid_token"'],
+      [{ authorization: `DPoP ${token}`, dpop: await proofBy(other) }, 'error="invalid_dpop_proof"'],
+    ]
+    for (const [headers, error] of refusals) {
+      const refused = await send(app, path, headers)
+      expect({ headers, status: refused.status }).toEqual({ headers, status: 401 })
+      expect(refused.wwwAuthenticate).toMatch(/^DPoP realm="data-api", /)
+      expect(refused.wwwAuthenticate).toContain(error)
+    }
   })
 })

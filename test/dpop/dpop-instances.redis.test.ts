@@ -1,6 +1,7 @@
 /**
  * Two reference servers on one Redis (`--store redis://…`), on two frameworks, behind one public
- * URL as a load balancer would put them: a proof accepted by one instance is refused by the other.
+ * URL as a load balancer would put them: a proof accepted by one instance is refused by the other,
+ * at the API and at the token endpoint (the issuer and the API share the instances' replay cache).
  */
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { RedisTokenStore } from '../../adapters/redis/index.js'
@@ -10,6 +11,7 @@ import { createOAuthToken } from '../../src/tokens/token-record.js'
 import { sendRaw } from '../adapters/http-client.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
 import { CONFORMANCE_SEED } from '../conformance/seed.js'
+import { postForm } from '../server/oauth-fixtures.js'
 import { dpopKey, dpopProof } from './proofs.js'
 
 const PUBLIC = 'https://data.example.org'
@@ -71,4 +73,29 @@ test('a proof used on one instance is refused on the other', async () => {
   // A fresh proof is accepted on the second instance: the token itself is fine there.
   const fresh = await dpopProof(key, { method: 'GET', url: `${PUBLIC}${PATH}`, token: value })
   expect((await sendRaw(second.port, { path: PATH, headers: { ...headers, dpop: fresh } })).status).toBe(200)
+}, 60_000)
+
+test('a token request replayed on the other instance is refused before its grant is looked at', async () => {
+  const key = await dpopKey()
+  const url = `${PUBLIC}/oauth/token`
+  // An unknown code: the proof is checked first, so a good proof gets invalid_grant, a replayed
+  // one invalid_dpop_proof; the code's fate cannot explain the difference.
+  const fields = {
+    grant_type: 'authorization_code',
+    client_id: 'pub',
+    code: 'no-such-code',
+    redirect_uri: 'http://127.0.0.1:8765/cb',
+    code_verifier: 'v'.repeat(43),
+  }
+  const [first, second] = servers as [StartedServer, StartedServer]
+  const redeem = async (server: StartedServer, dpop: string) =>
+    (await postForm(`${server.url}/oauth/token`, fields, { dpop })).body
+  const proof = await dpopProof(key, { method: 'POST', url })
+  expect(await redeem(first, proof)).toMatchObject({ error: 'invalid_grant' })
+  expect(await redeem(second, proof)).toMatchObject({
+    error: 'invalid_dpop_proof',
+    error_description: 'the proof was used before',
+  })
+  const fresh = await dpopProof(key, { method: 'POST', url })
+  expect(await redeem(second, fresh)).toMatchObject({ error: 'invalid_grant' })
 }, 60_000)

@@ -11,7 +11,8 @@ import { createDpopNonces } from '../../src/dpop/index.js'
 import { ConfigError } from '../../src/errors.js'
 import { createAccessPolicy, type RequestContext } from '../../src/policy.js'
 import { MemoryTokenStore } from '../../src/tokens/memory-token-store.js'
-import { createOAuthToken, revokeToken } from '../../src/tokens/token-record.js'
+import { hashTokenValue } from '../../src/tokens/token-hash.js'
+import { createOAuthToken, revokeToken, type TokenRecord } from '../../src/tokens/token-record.js'
 import { type DpopKey, dpopKey, dpopProof } from './proofs.js'
 
 const PATH = '/api/v1/datasets/acme/open'
@@ -225,6 +226,33 @@ describe('authentication of DPoP requests', () => {
     const policy = createAccessPolicy({ tokens })
     const result = await policy.authenticate(make(bound))
     expect(result).toMatchObject({ ok: false, decision: { status, code } })
+  })
+
+  test('a store with a token format of its own (a JWT issuer’s) vouches for its syntax under DPoP too', async () => {
+    const own = 'own.token-of-another-format'
+    const { record } = createOAuthToken({
+      userId: 'alice',
+      scopes: 'data.data',
+      dpopJkt: key.jkt,
+      now: Date.now(),
+    })
+    const ownRecord: TokenRecord = { ...record, hash: hashTokenValue(own) }
+    class OwnFormat extends MemoryTokenStore {
+      acceptsTokenValue(value: string): boolean {
+        return value.startsWith('own.')
+      }
+      findByValue(value: string): TokenRecord | undefined {
+        return value === own ? ownRecord : undefined
+      }
+    }
+    const policy = createAccessPolicy({ tokens: new OwnFormat() })
+    const proof = await dpopProof(key, { method: 'GET', url: `https://api.example:8443${PATH}`, token: own })
+    expect((await policy.authenticate(request(`DPoP ${own}`, { dpop: [proof] }))).ok).toBe(true)
+    // A value the store does not vouch for is refused before any lookup.
+    expect(await policy.authenticate(request('DPoP other.value', { dpop: [proof] }))).toMatchObject({
+      ok: false,
+      decision: { status: 401, code: 'invalid_token' },
+    })
   })
 
   test('a description quotes the client’s claims in printable ASCII, at most 200 characters', async () => {

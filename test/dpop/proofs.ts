@@ -22,6 +22,17 @@ export async function dpopKey(alg = 'ES256'): Promise<DpopKey> {
   return { alg, privateKey, jwk, jkt: jwkThumbprint(jwk as Record<string, unknown>)! }
 }
 
+/**
+ * The key of a pair a client library made (oauth4webapi's, openid-client's), for hand-made proofs.
+ *
+ * @example
+ * const key = await dpopKeyOf(await oauth.generateKeyPair('ES256'))
+ */
+export async function dpopKeyOf(pair: CryptoKeyPair, alg = 'ES256'): Promise<DpopKey> {
+  const jwk = await exportJWK(pair.publicKey)
+  return { alg, privateKey: pair.privateKey, jwk, jkt: jwkThumbprint(jwk as Record<string, unknown>)! }
+}
+
 /** What a proof says: its request, its token, its time; `claims` override any of them. */
 export interface ProofFor {
   readonly method: string

@@ -21,3 +21,11 @@ test('the demo shows every public level, an export-restricted dataset and severa
   expect(seed.organizations[0]?.members.length).toBeGreaterThan(0)
   expect(seed.workflows.length).toBeGreaterThan(0)
 })
+
+test('the demo has a public client whose tokens are always DPoP-bound', () => {
+  const seed = parseSeed(DEMO_SEED)
+  expect(seed.clients.find((client) => client.dpopBound === true)).toMatchObject({
+    id: 'demo-dpop',
+    offline: true,
+  })
+})

@@ -16,6 +16,14 @@ export const DEMO_CLIENTS = [
   },
   // A resource server's credential: it may ask POST /oauth/introspect about tokens, nothing else.
   { id: 'demo-rs', secret: 'demo-rs-secret-8Tq2mV6yH1cJ5nB9', redirectUris: [], introspect: true },
+  // A public client with offline access whose tokens are always DPoP-bound (RFC 9449): no token
+  // request of it succeeds without a proof, and its refresh family is bound to the proof's key.
+  {
+    id: 'demo-dpop',
+    redirectUris: ['http://127.0.0.1:8765/callback'],
+    offline: true,
+    dpopBound: true,
+  },
 ] as const
 
 /** The RFC 7636 Appendix B pair, so that the printed lines work as they are. */
@@ -39,13 +47,14 @@ export function demoOAuthLines(baseUrl: string): string[] {
     code_challenge: DEMO_CODE_CHALLENGE,
     code_challenge_method: 'S256',
   }).toString()
-  const [cli, app, rs] = DEMO_CLIENTS
+  const [cli, app, rs, dpop] = DEMO_CLIENTS
   return [
     `OAuth (docs/oauth.md), auth_url ${baseUrl}:`,
     `  POST ${baseUrl}/oauth/device_authorization   GET ${baseUrl}/device`,
     `  GET  ${baseUrl}/oauth/authorize              POST ${baseUrl}/oauth/token`,
     `  clients: ${cli.id} (public)  ${app.id} (confidential, offline access; secret ${app.secret})`,
     `           ${rs.id} (a resource server: POST /oauth/introspect; secret ${rs.secret})`,
+    `           ${dpop.id} (public, offline access, DPoP-bound: every token request needs a DPoP proof)`,
     '  sign in as alice / alice-demo-password, bob / bob-demo-password or carol / carol-demo-password',
     `  PKCE pair of RFC 7636 Appendix B: code_verifier=${DEMO_CODE_VERIFIER}`,
     '  open in a browser, approve, then redeem the code from the redirect (within 60 s):',
