@@ -13,7 +13,7 @@ import { type TokenRecord, tokenRecordSchema } from '../tokens/token-record.js'
 // RFC 7662 §2.2, as far as a guard needs it. An active answer must say what the token is for
 // (`scope`, `sub`) and that it is a bearer or DPoP access token; anything else is garbage, never an
 // allow. A DPoP-bound token (RFC 9449 §6.2) comes with `cnf.jkt`, the thumbprint the guard then
-// demands a proof by.
+// demands a proof by; a `cnf` of any other kind is garbage too.
 const secondsSchema = z
   .number()
   .int()
@@ -24,7 +24,9 @@ const activeSchema = z.object({
   scope: z.string(),
   sub: z.string().min(1).max(256),
   token_type: z.string().regex(/^(?:bearer|dpop)$/i),
-  cnf: z.object({ jkt: z.string().optional() }).optional(),
+  // Only a key binding this library can check: any other confirmation (`x5t#S256` of RFC 8705 mTLS)
+  // would be dropped and the token accepted unbound, so an answer carrying one is refused.
+  cnf: z.strictObject({ jkt: z.string() }).optional(),
   client_id: z.string().optional(),
   exp: secondsSchema.optional(),
   iat: secondsSchema.optional(),

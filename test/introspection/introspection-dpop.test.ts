@@ -84,6 +84,16 @@ describe('IntrospectionTokenStore with DPoP-bound tokens', () => {
     ['token_type DPoP without cnf.jkt', active({ token_type: 'DPoP' }), 'oauth'],
     ['a cnf.jkt that is no thumbprint', active({ token_type: 'DPoP', cnf: { jkt: 'short' } }), 'oauth'],
     ['a cnf that is not an object', active({ token_type: 'DPoP', cnf: 'x' }), 'oauth'],
+    [
+      'an mTLS binding (cnf without jkt) beside Bearer',
+      active({ token_type: 'Bearer', cnf: { 'x5t#S256': 'abc' } }),
+      'oauth',
+    ],
+    [
+      'a jkt beside another binding',
+      active({ token_type: 'DPoP', cnf: { jkt: 'A'.repeat(43), 'x5t#S256': 'abc' } }),
+      'oauth',
+    ],
     ['a bound API token', active({ token_type: 'DPoP', cnf: { jkt: 'A'.repeat(43) } }), 'api'],
   ] as const)('%s is a 503 reported to onError, never an allow', async (_name, answer, kind) => {
     const { policy, errors } = remoteGuard(answer)

@@ -364,6 +364,14 @@ const OAUTH_ROUTE_DOCS: Readonly<Record<string, OAuthRouteDoc>> = {
     // `client_secret_post` is the other way in, in the body: no scheme says it (see the description).
     security: [{ [CLIENT_SCHEME]: [] }],
   },
+  'POST /oauth/register': {
+    summary: 'Dynamic client registration: a public client registers itself (RFC 7591)',
+    description:
+      'A JSON body of client metadata: `redirect_uris` (loopback or https), optional `client_name`, ' +
+      '`scope`, `grant_types`, `response_types` and `token_endpoint_auth_method` (`none` only). ' +
+      'Answers 201 with a `client_id` and no secret; such a client never gets a refresh token. ' +
+      'Limited per network (429 with `Retry-After`).',
+  },
 }
 
 /** `POST /secret-scanning/report`, served with `--secret-scanning-keys`. */
