@@ -3,6 +3,7 @@ import { configErrorFromZod } from '../config-error.js'
 import { functionShape, isSecureEndpointUrl } from '../config-shapes.js'
 import { TokenLookupLimitError, TokenStoreError } from '../errors.js'
 import { DEFAULT_IPV6_NETWORK_PREFIX, networkOfAddress } from '../restrictions/client-network.js'
+import { IssuerManagedStore } from '../tokens/issuer-managed-store.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import type { TokenRecord } from '../tokens/token-record.js'
 import type { TokenLookupContext, TokenStore } from '../tokens/token-store.js'
@@ -160,7 +161,7 @@ function remember(cache: Map<string, Entry>, hash: string, entry: Entry, maxEntr
  * const policy = createAccessPolicy({ tokens, resource: 'https://reports.example.org/api' })
  * @see https://www.rfc-editor.org/rfc/rfc7662
  */
-export class IntrospectionTokenStore implements TokenStore {
+export class IntrospectionTokenStore extends IssuerManagedStore implements TokenStore {
   readonly #endpoint: string
   readonly #authorization: string
   readonly #ttlMs: number
@@ -179,6 +180,7 @@ export class IntrospectionTokenStore implements TokenStore {
 
   /** @throws {ConfigError} naming the offending option. */
   constructor(options: IntrospectionTokenStoreOptions) {
+    super('an introspection store')
     const parsed = optionsSchema.safeParse(options)
     if (!parsed.success) throw configErrorFromZod(parsed.error, ['options'])
     const o = parsed.data
@@ -243,24 +245,6 @@ export class IntrospectionTokenStore implements TokenStore {
     throw new TokenStoreError('an introspection store looks tokens up by value')
   }
 
-  async findById(_id: string): Promise<TokenRecord | undefined> {
-    throw readOnly()
-  }
-
-  async save(_record: TokenRecord): Promise<void> {
-    throw readOnly()
-  }
-
-  async update(_record: TokenRecord): Promise<void> {
-    throw readOnly()
-  }
-
-  async listByOwner(_userId: string): Promise<readonly TokenRecord[]> {
-    throw readOnly()
-  }
-
-  async touch(_id: string, _now: number): Promise<void> {}
-
   // A network that showed an active token may take the reserve of the total for a window; requests
   // whose address is unknown never do.
   #sawActive(context: TokenLookupContext | undefined, now: number): void {
@@ -322,8 +306,4 @@ export class IntrospectionTokenStore implements TokenStore {
       throw new TokenStoreError('the introspection endpoint answered something that is not JSON', { cause })
     }
   }
-}
-
-function readOnly(): TokenStoreError {
-  return new TokenStoreError('an introspection store is read-only: tokens are managed by their issuer')
 }

@@ -1,5 +1,6 @@
 import { errors, type JWTVerifyOptions, jwtVerify } from 'jose'
 import { TokenStoreError } from '../errors.js'
+import { IssuerManagedStore } from '../tokens/issuer-managed-store.js'
 import { hashTokenValue } from '../tokens/token-hash.js'
 import type { TokenRecord } from '../tokens/token-record.js'
 import type { TokenStore } from '../tokens/token-store.js'
@@ -120,7 +121,7 @@ type Entry = { readonly record: TokenRecord | undefined; readonly until: number 
  * const policy = createAccessPolicy({ tokens, resource: 'https://data.example.org/api' })
  * @see https://www.rfc-editor.org/rfc/rfc9068
  */
-export class JwtTokenStore implements TokenStore {
+export class JwtTokenStore extends IssuerManagedStore implements TokenStore {
   readonly #key: Uint8Array | JwksSource['keyFor']
   readonly #verifyOptions: JWTVerifyOptions
   readonly #mapping: ClaimsMapping
@@ -132,6 +133,7 @@ export class JwtTokenStore implements TokenStore {
 
   /** @throws {ConfigError} naming the offending option. */
   constructor(options: JwtTokenStoreOptions) {
+    super('a JWT store')
     const o = parseJwtTokenStoreOptions(options)
     this.#key =
       o.secret ??
@@ -192,24 +194,6 @@ export class JwtTokenStore implements TokenStore {
     throw new TokenStoreError('a JWT store looks tokens up by value')
   }
 
-  async findById(_id: string): Promise<TokenRecord | undefined> {
-    throw readOnly()
-  }
-
-  async save(_record: TokenRecord): Promise<void> {
-    throw readOnly()
-  }
-
-  async update(_record: TokenRecord): Promise<void> {
-    throw readOnly()
-  }
-
-  async listByOwner(_userId: string): Promise<readonly TokenRecord[]> {
-    throw readOnly()
-  }
-
-  async touch(_id: string, _now: number): Promise<void> {}
-
   async #verify(value: string, hash: string, now: number): Promise<TokenRecord | undefined> {
     let claims: JwtClaims
     try {
@@ -254,8 +238,4 @@ async function verifyWithAnyKey(
     }
     throw new errors.JWSSignatureVerificationFailed()
   }
-}
-
-function readOnly(): TokenStoreError {
-  return new TokenStoreError('a JWT store is read-only: tokens are managed by their issuer')
 }
