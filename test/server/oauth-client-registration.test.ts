@@ -173,7 +173,7 @@ describe.each(FRAMEWORKS)('client ID metadata documents on %s', (framework) => {
     const url = serveJson(`/${framework}/client.json`, {}, { 'cache-control': 'max-age=600' })
     serveJson(`/${framework}/client.json`, documentFor(url), { 'cache-control': 'max-age=600' })
     const { consent, token } = await codeFlow(origin, url)
-    expect(consent).toContain('Application: <strong>Loop Agent</strong>')
+    expect(consent).toContain('Application: <strong><bdi>Loop Agent</bdi></strong>')
     expect(consent).toContain(`described by a document on ${new URL(url).host}; not verified by this server`)
     expect(consent).toContain('Unverified application.')
     expect(consent).toContain('It will not get offline access')
@@ -317,6 +317,11 @@ describe.each(FRAMEWORKS)('RFC 7591 registration on %s', (framework) => {
     ['token response', { redirect_uris: [REDIRECT], response_types: ['token'] }, 'invalid_client_metadata'],
     ['an unknown scope', { redirect_uris: [REDIRECT], scope: 'admin' }, 'invalid_client_metadata'],
     ['a long name', { redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) }, 'invalid_client_metadata'],
+    [
+      'a name with a right-to-left override',
+      { redirect_uris: [REDIRECT], client_name: 'Evil\u202eelgoog' },
+      'invalid_client_metadata',
+    ],
     ['not JSON', '{', 'invalid_client_metadata'],
   ])('%s: 400 %s', async (_, body, error) => {
     const answer = await postJson(`${withoutFlag[framework].url}/oauth/register`, body)
