@@ -48,16 +48,20 @@ function ipLiteral(hostname: string): string | undefined {
 }
 
 /**
- * Whether `value` may be a client ID metadata document URL: `https`, a host, a path other than `/`,
+ * Whether `value` may be a client ID metadata document URL: `https`, a host, the default port 443
+ * (a `client_id` must not aim the server's fetch at another service of a host, such as
+ * `https://victim.example:22/x`), a path other than `/`,
  * no fragment, no user name or password, no `.` or `..` segment, written as a URL parser would write
  * it (so that the string compared with the document's `client_id` is the one fetched), and no host
  * that is an IP literal outside the public Internet (see {@link isPublicAddress}). With
- * `allowHttpLoopback`, `http://127.0.0.1` and `http://[::1]` URLs pass too. A host name passes here;
+ * `allowHttpLoopback`, `http://127.0.0.1` and `http://[::1]` URLs pass too, and loopback URLs of
+ * either scheme on any port (tests serve documents on random ports). A host name passes here;
  * every address it resolves to must then pass {@link isPublicAddress} before the fetch connects.
  *
  * @example
  * checkClientIdUrl('https://app.example.com/oauth/client.json').ok // true
  * checkClientIdUrl('https://10.0.0.1/client.json') // { ok: false, reason: 'its host is not a public address' }
+ * checkClientIdUrl('https://app.example.com:8443/c.json').ok // false: not the default port
  */
 export function checkClientIdUrl(value: string, options: CheckClientIdUrlOptions = {}): ClientIdUrlCheck {
   if (value.length > MAX_CLIENT_ID_URL_LENGTH) {
@@ -71,6 +75,10 @@ export function checkClientIdUrl(value: string, options: CheckClientIdUrlOptions
     return refuse('it is not an https URL')
   }
   if (url.username !== '' || url.password !== '') return refuse('it holds a user name or password')
+  // The parser drops an explicit :443 from an https URL, so any port left is another one.
+  if (url.port !== '' && !(loopback && options.allowHttpLoopback)) {
+    return refuse(`it names port ${url.port}, a port other than 443`)
+  }
   if (value.includes('#')) return refuse('it has a fragment')
   if (hasDotSegment(value)) return refuse('its path has a . or .. segment')
   if (url.pathname === '/' || url.pathname === '') return refuse('it has no path')
@@ -99,17 +107,27 @@ export type ClientMetadataParse =
 
 const invalid = (reason: string): ClientMetadataParse => ({ ok: false, reason })
 
+// Control characters (C0, DEL, C1), and the invisible and bidirectional formatting characters a
+// name could use to pose as another on a consent page: zero-width spaces and joiners, the
+// left-to-right and right-to-left marks, embeddings, overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069), the invisible operators (U+2060–U+2065), the line and paragraph separators and
+// the byte order mark.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is to refuse control characters
+const NOT_PLAIN = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/
+
 /**
  * Whether `value` is plain text for a page: at most `max` characters, none of them a control
- * character.
+ * character (U+0000–U+001F, U+007F–U+009F) or an invisible or bidirectional formatting character
+ * (U+200B–U+200F, U+2028–U+202E, U+2060–U+2069, U+FEFF), which could make a client's name read as
+ * another's (`Evil\u202Eelgoog` shows as `Evilgoogle`).
  *
  * @example
  * isPlainText('My CLI', 100) // true
  * isPlainText('a\nb', 100) // false
+ * isPlainText('Evil\u202eelgoog', 100) // false
  */
 export function isPlainText(value: unknown, max: number): value is string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is to refuse control characters
-  return typeof value === 'string' && value.length <= max && !/[\u0000-\u001f\u007f-\u009f]/.test(value)
+  return typeof value === 'string' && value.length <= max && !NOT_PLAIN.test(value)
 }
 
 function checkRedirectUris(value: unknown): string | undefined {

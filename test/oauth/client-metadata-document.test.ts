@@ -14,7 +14,6 @@ const ID = 'https://app.example.com/oauth/client.json'
 describe('checkClientIdUrl', () => {
   it.each([
     [ID, 'app.example.com'],
-    ['https://app.example.com:8443/c', 'app.example.com:8443'],
     ['https://app.example.com/c?v=1', 'app.example.com'],
     ['https://93.184.215.14/c', '93.184.215.14'],
     ['https://[2606:4700::1]/c', '[2606:4700::1]'],
@@ -53,6 +52,11 @@ describe('checkClientIdUrl', () => {
     ['https://2130706433/c', 'not written as'],
     ['http://127.0.0.1:8080/c', 'not an https URL'],
     ['http://[::1]:8080/c', 'not an https URL'],
+    // A document is on the default port: a client_id must not aim the fetch at another service.
+    ['https://app.example.com:8443/c', 'port other than 443'],
+    ['https://victim.example:22/x', 'port other than 443'],
+    ['https://93.184.215.14:25/c', 'port other than 443'],
+    ['https://[2606:4700::1]:6379/c', 'port other than 443'],
   ])('refuses %s (%s)', (url, reason) => {
     const check = checkClientIdUrl(url)
     expect(check.ok).toBe(false)
@@ -67,6 +71,10 @@ describe('checkClientIdUrl', () => {
     ['http://10.0.0.1:8080/c', false],
     ['http://127.0.0.2:8080/c', false],
     ['http://127.0.0.1:8080/', false],
+    ['http://127.0.0.1/c', true],
+    ['https://[::1]:65535/c', true],
+    ['https://app.example.com:8443/c', false],
+    ['https://app.example.com/c', true],
   ])('with allowHttpLoopback, %s passes: %s', (url, ok) => {
     expect(checkClientIdUrl(url, { allowHttpLoopback: true }).ok).toBe(ok)
   })
@@ -153,6 +161,8 @@ describe('parseClientMetadataDocument', () => {
     ['response_types not a list', { ...VALID, response_types: 'code' }, 'response_types'],
     ['a long name', { ...VALID, client_name: 'x'.repeat(101) }, 'client_name'],
     ['a name with a line break', { ...VALID, client_name: 'a\nb' }, 'client_name'],
+    ['a name with a right-to-left override', { ...VALID, client_name: 'Evil\u202eelgoog' }, 'client_name'],
+    ['a name with a byte order mark', { ...VALID, client_name: '\ufeffMy Agent' }, 'client_name'],
     ['a name that is no string', { ...VALID, client_name: 1 }, 'client_name'],
     ['an http client_uri', { ...VALID, client_uri: 'http://app.example.com' }, 'client_uri'],
     ['a client_uri that is no URL', { ...VALID, client_uri: 'app' }, 'client_uri'],
@@ -176,6 +186,47 @@ describe('isPlainText', () => {
     [3, 100, false],
   ])('%j within %i: %s', (value, max, expected) => {
     expect(isPlainText(value, max)).toBe(expected)
+  })
+
+  // Invisible and bidirectional formatting characters would let a name pose as another on the
+  // consent page ("Evil\u202Eelgoog" shows as "Evilgoogle"): each is refused, anywhere in the text.
+  it.each<[string, string]>([
+    ['U+200B zero width space', '\u200b'],
+    ['U+200C zero width non-joiner', '\u200c'],
+    ['U+200D zero width joiner', '\u200d'],
+    ['U+200E left-to-right mark', '\u200e'],
+    ['U+200F right-to-left mark', '\u200f'],
+    ['U+202A left-to-right embedding', '\u202a'],
+    ['U+202B right-to-left embedding', '\u202b'],
+    ['U+202C pop directional formatting', '\u202c'],
+    ['U+202D left-to-right override', '\u202d'],
+    ['U+202E right-to-left override', '\u202e'],
+    ['U+2060 word joiner', '\u2060'],
+    ['U+2061 function application', '\u2061'],
+    ['U+2064 invisible plus', '\u2064'],
+    ['U+2066 left-to-right isolate', '\u2066'],
+    ['U+2067 right-to-left isolate', '\u2067'],
+    ['U+2068 first strong isolate', '\u2068'],
+    ['U+2069 pop directional isolate', '\u2069'],
+    ['U+2028 line separator', '\u2028'],
+    ['U+2029 paragraph separator', '\u2029'],
+    ['U+FEFF zero width no-break space', '\ufeff'],
+  ])('refuses %s, alone, leading and inside a name', (_, character) => {
+    for (const value of [character, `${character}My CLI`, `Evil${character}elgoog`, `My CLI${character}`]) {
+      expect(isPlainText(value, 100)).toBe(false)
+    }
+  })
+
+  it.each<[string, string]>([
+    ['U+200A hair space', 'a\u200ab'],
+    ['U+2010 hyphen', 'a\u2010b'],
+    ['U+2027 hyphenation point', 'a\u2027b'],
+    ['U+202F narrow no-break space', 'a\u202fb'],
+    ['U+206A, past the refused range', 'a\u206ab'],
+    ['Hebrew letters', 'שלום'],
+    ['Arabic letters', 'مرحبا'],
+  ])('keeps %s', (_, value) => {
+    expect(isPlainText(value, 100)).toBe(true)
   })
 })
 

@@ -108,6 +108,18 @@ describe('validateClientRegistration', () => {
       'client_name',
     ],
     ['a name that is a number', { ...VALID, client_name: 5 }, 'invalid_client_metadata', 'client_name'],
+    [
+      'a name with a right-to-left override',
+      { ...VALID, client_name: 'Evil\u202eelgoog' },
+      'invalid_client_metadata',
+      'client_name',
+    ],
+    [
+      'a name with a zero width space',
+      { ...VALID, client_name: 'Git\u200bHub' },
+      'invalid_client_metadata',
+      'client_name',
+    ],
   ])('refuses %s', (_, body, error, detail) => {
     const check = validateClientRegistration(body)
     expect(check.ok).toBe(false)

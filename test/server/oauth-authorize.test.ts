@@ -158,7 +158,9 @@ describe.each(FRAMEWORKS)('GET /oauth/authorize on %s', (framework) => {
       password: ALICE_PASSWORD,
     })
     // The consent page: the client, where the answer goes, the scopes in the contract's words.
-    expect(consent).toContain('Application: <strong>cli</strong> (a client registered with this server)')
+    expect(consent).toContain(
+      'Application: <strong><bdi>cli</bdi></strong> (a client registered with this server)',
+    )
     expect(consent).toContain('<strong>127.0.0.1:8765</strong>')
     expect(consent).toContain('<code>data.overview</code>')
     expect(consent).toContain(

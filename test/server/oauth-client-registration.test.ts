@@ -71,6 +71,9 @@ const resolve: ResolveAll = (hostname, callback) => {
   )
 }
 
+// Document fetches one network may cause within the window on the servers with the flag.
+const DOCUMENT_FETCHES = 30
+
 const clock = testClock()
 const withFlag = {} as Record<Framework, StartedServer>
 const withoutFlag = {} as Record<Framework, StartedServer>
@@ -100,9 +103,18 @@ beforeAll(async () => {
     withFlag[framework] = await startServer({
       ...common,
       clientMetadata: { allowHttpLoopback: true, resolve, deadlineMs: 1000 },
-      limits: { registration: { max: 3, windowMs: 60 * 60_000 } },
+      limits: {
+        registration: { max: 3, windowMs: 60 * 60_000 },
+        registrationSite: { max: 5, windowMs: 60 * 60_000 },
+        clientMetadata: { max: DOCUMENT_FETCHES, windowMs: 60 * 60_000 },
+      },
     })
-    withoutFlag[framework] = await startServer({ ...common, clientMetadata: { resolve } })
+    withoutFlag[framework] = await startServer({
+      ...common,
+      clientMetadata: { resolve },
+      // One registration at most: the next one finds the store full.
+      registrations: new MemoryRegistrationStore({ maxClients: 1, now: clock.read }),
+    })
   }
 }, 60_000)
 
@@ -114,7 +126,15 @@ afterAll(async () => {
 })
 
 // The authorization request's answer before sign-in: a 400 page for an unknown client.
-async function authorizeStatus(origin: string, clientId: string): Promise<number> {
+async function authorizeStatus(
+  origin: string,
+  clientId: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
+  return (await authorizeAnswer(origin, clientId, headers)).status
+}
+
+async function authorizeAnswer(origin: string, clientId: string, headers: Record<string, string> = {}) {
   const { challenge } = pkcePair()
   const response = await fetch(
     authorizeUrl(origin, {
@@ -125,10 +145,9 @@ async function authorizeStatus(origin: string, clientId: string): Promise<number
       code_challenge: challenge,
       code_challenge_method: 'S256',
     }),
-    { redirect: 'manual' },
+    { redirect: 'manual', headers },
   )
-  await response.arrayBuffer()
-  return response.status
+  return { status: response.status, headers: response.headers, text: await response.text() }
 }
 
 async function codeFlow(origin: string, clientId: string, redirectUri = REDIRECT) {
@@ -173,7 +192,7 @@ describe.each(FRAMEWORKS)('client ID metadata documents on %s', (framework) => {
     const url = serveJson(`/${framework}/client.json`, {}, { 'cache-control': 'max-age=600' })
     serveJson(`/${framework}/client.json`, documentFor(url), { 'cache-control': 'max-age=600' })
     const { consent, token } = await codeFlow(origin, url)
-    expect(consent).toContain('Application: <strong>Loop Agent</strong>')
+    expect(consent).toContain('Application: <strong><bdi>Loop Agent</bdi></strong>')
     expect(consent).toContain(`described by a document on ${new URL(url).host}; not verified by this server`)
     expect(consent).toContain('Unverified application.')
     expect(consent).toContain('It will not get offline access')
@@ -212,11 +231,8 @@ describe.each(FRAMEWORKS)('client ID metadata documents on %s', (framework) => {
   test.each(Object.keys(NAMES))(
     'a name resolving to a non-public address (%s) is refused before connecting',
     async (name) => {
-      const port = new URL(docOrigin).port
       const before = connections
-      expect(
-        await authorizeStatus(withFlag[framework].url, `https://${name}:${port}/${framework}/c.json`),
-      ).toBe(400)
+      expect(await authorizeStatus(withFlag[framework].url, `https://${name}/${framework}/c.json`)).toBe(400)
       expect(connections).toBe(before)
     },
   )
@@ -257,6 +273,39 @@ describe.each(FRAMEWORKS)('client ID metadata documents on %s', (framework) => {
     const url = `${docOrigin}${path}`
     answers.set(path, (response) => answer(response, url))
     expect(await authorizeStatus(withFlag[framework].url, url)).toBe(400)
+  })
+
+  test('document fetches are counted per network: over the limit, 429 with Retry-After, and no fetch', async () => {
+    const origin = withFlag[framework].url
+    const flooder = FORWARDED(`203.0.113.${FRAMEWORKS.indexOf(framework) + 70}`)
+    const url = (n: number) => `${docOrigin}/${framework}/flood.json?n=${n}`
+    for (let n = 0; n < DOCUMENT_FETCHES; n++)
+      expect(await authorizeStatus(origin, url(n), flooder)).toBe(400)
+    const before = connections
+    const limited = await authorizeAnswer(origin, url(DOCUMENT_FETCHES), flooder)
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(limited.text).toContain('Try again')
+    // The token endpoint answers the same in JSON (RFC 6749 §5.2), not invalid_client.
+    const token = await postForm(
+      `${origin}/oauth/token`,
+      {
+        grant_type: 'authorization_code',
+        code: 'x',
+        redirect_uri: REDIRECT,
+        code_verifier: 'v'.repeat(43),
+        client_id: url(DOCUMENT_FETCHES + 1),
+      },
+      flooder,
+    )
+    expect(token.status).toBe(429)
+    expect(token.body.error).toBe('temporarily_unavailable')
+    expect(Number(token.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(connections).toBe(before)
+    // A cached answer costs no fetch: still answered; another network still fetches.
+    expect(await authorizeStatus(origin, url(0), flooder)).toBe(400)
+    expect(await authorizeStatus(origin, url(DOCUMENT_FETCHES), FORWARDED('198.51.100.80'))).toBe(400)
+    expect(connections).toBe(before + 1)
   })
 
   test('a document client may not start the device flow', async () => {
@@ -317,6 +366,11 @@ describe.each(FRAMEWORKS)('RFC 7591 registration on %s', (framework) => {
     ['token response', { redirect_uris: [REDIRECT], response_types: ['token'] }, 'invalid_client_metadata'],
     ['an unknown scope', { redirect_uris: [REDIRECT], scope: 'admin' }, 'invalid_client_metadata'],
     ['a long name', { redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) }, 'invalid_client_metadata'],
+    [
+      'a name with a right-to-left override',
+      { redirect_uris: [REDIRECT], client_name: 'Evil\u202eelgoog' },
+      'invalid_client_metadata',
+    ],
     ['not JSON', '{', 'invalid_client_metadata'],
   ])('%s: 400 %s', async (_, body, error) => {
     const answer = await postJson(`${withoutFlag[framework].url}/oauth/register`, body)
@@ -334,23 +388,64 @@ describe.each(FRAMEWORKS)('RFC 7591 registration on %s', (framework) => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await postJson(url, body, FORWARDED('198.51.100.60'))).status).toBe(201)
   })
+
+  test.each([
+    ['an IPv4 /24', '192.0.2.10', '192.0.2.11', '192.0.3.10'],
+    ['an IPv6 /48', '2001:db8:5:1::1', '2001:db8:5:2::1', '2001:db8:6::1'],
+  ])('one site (%s) shares a count besides each network’s', async (_, first, neighbour, elsewhere) => {
+    const url = `${withFlag[framework].url}/oauth/register`
+    const body = { redirect_uris: [REDIRECT] }
+    const statuses = async (address: string, times: number) => {
+      const answers: number[] = []
+      for (let i = 0; i < times; i++) answers.push((await postJson(url, body, FORWARDED(address))).status)
+      return answers
+    }
+    expect(await statuses(first, 3)).toEqual([201, 201, 201])
+    // The neighbour's own network is fresh, but the site allows 5 in all.
+    expect(await statuses(neighbour, 3)).toEqual([201, 201, 429])
+    const limited = await postJson(url, body, FORWARDED(neighbour))
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await statuses(elsewhere, 1)).toEqual([201])
+  })
+
+  test('a full store of registrations in use or just made refuses a new one: 429 with Retry-After', async () => {
+    const url = `${withoutFlag[framework].url}/oauth/register`
+    const body = { redirect_uris: [REDIRECT], client_name: 'First' }
+    const first = await postJson(url, body)
+    expect(first.status).toBe(201)
+    const refused = await postJson(url, { redirect_uris: [REDIRECT] })
+    expect(refused.status).toBe(429)
+    expect(refused.body.error).toBe('temporarily_unavailable')
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    // The first registration is still there: its sign-in reaches the sign-in page, not a 400.
+    expect(await authorizeStatus(withoutFlag[framework].url, first.body.client_id as string)).toBe(200)
+  })
 })
 
 describe('MemoryRegistrationStore', () => {
   const registration = { redirectUris: [REDIRECT], name: undefined, scope: undefined }
 
-  test('holds its bound: the oldest unused goes first, then the oldest used', async () => {
-    const store = new MemoryRegistrationStore({ maxClients: 3, now: clock.read })
-    for (const id of ['a', 'b', 'c']) await store.add(id, registration)
+  test('holds its bound: only an unused one past its grace goes; never a used one; else a refusal', async () => {
+    const store = new MemoryRegistrationStore({ maxClients: 3, now: clock.read, graceMs: 1000 })
+    for (const id of ['a', 'b', 'c']) expect(await store.add(id, registration)).toEqual({ added: true })
     await store.markUsed('a')
-    await store.add('d', registration)
+    // b and c were registered just now: a user may be signing in with either.
+    expect(await store.add('d', registration)).toEqual({ added: false, retryAfterMs: 1000 })
+    clock.advance(400)
+    expect(await store.add('d', registration)).toEqual({ added: false, retryAfterMs: 600 })
+    clock.advance(600)
+    expect(await store.add('d', registration)).toEqual({ added: true })
     expect(await store.size()).toBe(3)
     expect(await store.get('b')).toBeUndefined()
     expect(await store.get('a')).toEqual(registration)
     await store.markUsed('c')
     await store.markUsed('d')
-    await store.add('e', registration)
-    expect(await store.get('a')).toBeUndefined()
+    clock.advance(5000)
+    // Every registration is in use: none is pushed out, however old.
+    expect(await store.add('e', registration)).toEqual({ added: false, retryAfterMs: 1000 })
+    for (const id of ['a', 'c', 'd']) expect(await store.get(id)).toEqual(registration)
+    expect(await store.get('e')).toBeUndefined()
     expect(await store.size()).toBe(3)
     await store.markUsed('gone')
   })

@@ -97,7 +97,9 @@ describe.each(FRAMEWORKS)('the device pages on %s', (framework) => {
     expectPage(signIn)
     const consent = await signInThrough(agent, signIn, 'alice', ALICE_PASSWORD)
     expectPage(consent)
-    expect(consent.body).toContain('Application: <strong>cli</strong> (a client registered with this server)')
+    expect(consent.body).toContain(
+      'Application: <strong><bdi>cli</bdi></strong> (a client registered with this server)',
+    )
     expect(consent.body).toContain(`<code>${userCode}</code>`)
     expect(consent.body).toContain('<code>data.metadata</code>')
     expect(consent.body).toContain('Read access to workflows and the contents of their nodes.')

@@ -1,5 +1,6 @@
 /**
- * Registered clients on Redis: the bound holds (oldest unused first, then oldest used), unused
+ * Registered clients on Redis: the bound holds (only an unused one past its grace goes, never a used
+ * one; else the registration is refused), unused
  * registrations expire, used ones are renewed, and every key has a TTL.
  */
 import { Redis } from 'ioredis'
@@ -27,20 +28,29 @@ afterAll(async () => {
 })
 
 describe('RedisRegistrationStore', () => {
-  test('holds its bound: the oldest unused goes first, then the oldest used', async () => {
+  test('holds its bound: only an unused one past its grace goes; never a used one; else a refusal', async () => {
     let now = 1_000_000
-    const registrations = store('bound:', { maxClients: 3, now: () => now++ })
+    const registrations = store('bound:', { maxClients: 3, now: () => now, graceMs: 1000 })
     await registrations.ready()
-    for (const id of ['a', 'b', 'c']) await registrations.add(id, registration)
+    for (const id of ['a', 'b', 'c'])
+      expect(await registrations.add(id, registration)).toEqual({ added: true })
     await registrations.markUsed('a')
-    await registrations.add('d', registration)
+    // b and c were registered just now: a user may be signing in with either.
+    expect(await registrations.add('d', registration)).toEqual({ added: false, retryAfterMs: 1000 })
+    now += 400
+    expect(await registrations.add('d', registration)).toEqual({ added: false, retryAfterMs: 600 })
+    now += 600
+    expect(await registrations.add('d', registration)).toEqual({ added: true })
     expect(await registrations.size()).toBe(3)
     expect(await registrations.get('b')).toBeUndefined()
     expect(await registrations.get('a')).toEqual(registration)
     await registrations.markUsed('c')
     await registrations.markUsed('d')
-    await registrations.add('e', registration)
-    expect(await registrations.get('a')).toBeUndefined()
+    now += 5000
+    // Every registration is in use: none is pushed out, however old.
+    expect(await registrations.add('e', registration)).toEqual({ added: false, retryAfterMs: 1000 })
+    for (const id of ['a', 'c', 'd']) expect(await registrations.get(id)).toEqual(registration)
+    expect(await registrations.get('e')).toBeUndefined()
     expect(await registrations.size()).toBe(3)
     await registrations.markUsed('gone')
   })

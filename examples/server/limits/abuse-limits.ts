@@ -50,6 +50,17 @@ export interface AbuseLimits {
    * network's share of the bounded store stays small.
    */
   readonly registration: Limit
+  /**
+   * `POST /oauth/register` per site (limits/networks.ts `siteOf`: an IPv6 /48, an IPv4 /24), after
+   * the network's own limit: one site's many /64s or addresses share this count.
+   */
+  readonly registrationSite: Limit
+  /**
+   * Client ID metadata documents fetched (a lookup the cache could not answer), per network, at
+   * `GET /oauth/authorize` and the token endpoint: a fetch happens before anyone signs in, so
+   * without a count anyone could make the server fetch made-up URLs for as long as they like.
+   */
+  readonly clientMetadata: Limit
   /** User codes entered on `POST /device`, right or wrong, per network. */
   readonly userCodeEntry: Limit
   /** `POST /signin` attempts, per network. */
@@ -93,6 +104,9 @@ export const DEFAULT_ABUSE_LIMITS: AbuseLimits = Object.freeze({
   // Twice what an IntrospectionTokenStore passes on at most by default (300 misses a minute).
   introspectionInactive: { max: 600, windowMs: MINUTE },
   registration: { max: 20, windowMs: 60 * MINUTE },
+  registrationSite: { max: 60, windowMs: 60 * MINUTE },
+  // A client's document is cached for a minute at least: a user signing in costs one or two.
+  clientMetadata: { max: 30, windowMs: 10 * MINUTE },
   userCodeEntry: { max: 50, windowMs: 15 * MINUTE },
   signIn: { max: 100, windowMs: 15 * MINUTE },
   signInHandle: { max: 5, windowMs: 15 * MINUTE },
@@ -178,6 +192,14 @@ export class AbuseGuard {
    */
   hit(name: LimitName, address: string | undefined, ...parts: readonly string[]): Promise<LimitCheck> {
     return this.#hit(name, [this.network(address), ...parts])
+  }
+
+  /**
+   * {@link hit} for a client whose network {@link network} already resolved (what the client
+   * registry is handed): the same count as `hit(name, address)`.
+   */
+  hitNetwork(name: LimitName, network: string): Promise<LimitCheck> {
+    return this.#hit(name, [network])
   }
 
   /**

@@ -26,3 +26,26 @@ export const UNKNOWN_NETWORK = 'unknown'
 export function networkOf(address: string | undefined, ipv6Prefix: number): string {
   return networkOfAddress(address, ipv6Prefix) ?? UNKNOWN_NETWORK
 }
+
+/** The IPv6 prefix of a site (RFC 6177: what one site is commonly handed). */
+export const SITE_IPV6_PREFIX = 48
+
+/** The IPv4 prefix counted as one site: a /24 is the smallest block routed on the Internet. */
+export const SITE_IPV4_PREFIX = 24
+
+/**
+ * The site a client address belongs to, counted besides its network by the limits a client could
+ * otherwise multiply with its neighbours' addresses: an IPv6 /48 (a site's 65,536 /64s together),
+ * an IPv4 /24, as CIDR text; the shared unknown key for an address that cannot be read.
+ *
+ * @example
+ * siteOf('2001:db8:1:2:3:4:5:6') // '2001:db8:1::/48'
+ * siteOf('192.0.2.7')            // '192.0.2.0/24'
+ * siteOf('not an address')       // 'unknown'
+ */
+export function siteOf(address: string | undefined): string {
+  const network = networkOfAddress(address, SITE_IPV6_PREFIX)
+  if (network === undefined) return UNKNOWN_NETWORK
+  if (network.includes(':')) return network
+  return `${network.split('.').slice(0, 3).join('.')}.0/${SITE_IPV4_PREFIX}`
+}

@@ -26,6 +26,7 @@ import { safeNext } from '../web/next-path.js'
 import type { PagePaths } from '../web/page-paths.js'
 import type { Session } from '../web/sessions.js'
 import { signInPage } from '../web/signin-page.js'
+import { MetadataLookupRefused } from './metadata-clients.js'
 import { paramsOf } from './oauth-body.js'
 import type { OAuthContext } from './oauth-context.js'
 import {
@@ -90,6 +91,29 @@ export function consentsFullPage(paths: PagePaths, full: ConsentsFull, session?:
   )
 }
 
+/**
+ * The page when the client's metadata document cannot be fetched now: 429 when this network
+ * fetched too many documents lately, 503 when too many fetches are in flight; `Retry-After` either
+ * way. Never a redirect: the client is not verified yet.
+ */
+export function documentsBusyPage(
+  paths: PagePaths,
+  refused: MetadataLookupRefused,
+  session?: Session,
+): RouteResult {
+  const limited = refused.reason === 'rate-limited'
+  return messagePage(
+    paths,
+    limited ? 429 : 503,
+    'Try again later',
+    limited
+      ? `Too many applications were looked up from your network. Try again in ${waitInWords(refused.retryAfter)}.`
+      : `This server is busy looking up applications. Try again in ${waitInWords(refused.retryAfter)}.`,
+    session,
+    { 'retry-after': String(refused.retryAfter) },
+  )
+}
+
 /** The consent page of a pending consent, for its signed-in session. */
 export function showConsent(context: OAuthContext, pending: PendingConsent, session: Session): RouteResult {
   const audience = pending.kind === 'code' ? pending.request.audience : pending.grant.audience
@@ -116,11 +140,17 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
   // RFC 9207: every redirect to the client names this issuer, so that a client talking to several
   // cannot be led to send a code to the wrong one.
   const issuer = context.origin.url
-  const result = await validateAuthorizationRequest(paramsOf(request.query), context.clients.lookup, {
-    resources: context.resources().known,
-    issuer,
-  })
+  // A client's metadata document is fetched before anyone signs in: counted per network.
+  const network = context.guard.network(request.clientAddress)
+  const result = await validateAuthorizationRequest(
+    paramsOf(request.query),
+    context.clients.lookupFrom(network),
+    { resources: context.resources().known, issuer },
+  )
   if (!result.ok && result.respond === 'page') {
+    if (result.error.cause instanceof MetadataLookupRefused) {
+      return documentsBusyPage(web.paths, result.error.cause, session)
+    }
     if (result.error.error === 'server_error')
       console.error('GET /oauth/authorize failed:', result.error.cause)
     return authorizationErrorPage(web.paths, result.error, session)
@@ -128,8 +158,18 @@ export async function authorize(context: OAuthContext, request: ApiRequest): Pro
   if (!result.ok) return redirect(result.location, 302)
 
   const { request: authorization } = result
-  const client =
-    authorization.clientId === undefined ? undefined : await context.clients.describe(authorization.clientId)
+  let client: Awaited<ReturnType<typeof context.clients.describe>>
+  try {
+    client =
+      authorization.clientId === undefined
+        ? undefined
+        : await context.clients.describe(authorization.clientId, network)
+  } catch (error) {
+    // The document was fetched a moment ago; it may have left the cache since, and the fetch again
+    // be refused for now.
+    if (error instanceof MetadataLookupRefused) return documentsBusyPage(web.paths, error, session)
+    throw error
+  }
   if (session === undefined) {
     const next = safeNext(web.paths.to(request.target), web.paths)
     if (next === undefined) {

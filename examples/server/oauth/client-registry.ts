@@ -19,9 +19,10 @@ import {
   type OAuthParams,
   registeredClient,
 } from 'data-access-policy/oauth'
+import { UNKNOWN_NETWORK } from '../limits/networks.js'
 import { verifyPasswordFor } from '../limits/password-hash.js'
 import type { SeedOAuthClient } from '../seed/load.js'
-import type { MetadataDocumentClients } from './metadata-clients.js'
+import type { FetchAdmission, MetadataDocumentClients } from './metadata-clients.js'
 import type { RegistrationStore } from './registrations.js'
 
 // Never a SHA-256 in hex (64 lower-case hex digits), so the core's comparison always fails on it.
@@ -54,8 +55,14 @@ export interface ClientIdentity {
 
 /** The clients that identify themselves, besides the seed's. */
 export interface SelfIdentifiedClients {
-  /** Metadata-document clients; absent: a URL `client_id` is unknown. */
-  readonly documents?: MetadataDocumentClients
+  /**
+   * Metadata-document clients, and what admits a fetch for the requesting network (the
+   * `clientMetadata` limit); absent: a URL `client_id` is unknown.
+   */
+  readonly documents?: {
+    readonly clients: MetadataDocumentClients
+    readonly admit: (network: string) => ReturnType<FetchAdmission>
+  }
   /** Dynamically registered clients; absent: registration is off. */
   readonly registrations?: RegistrationStore
 }
@@ -107,16 +114,17 @@ export class ClientRegistry {
 
   /**
    * How the pages name any client the endpoints know: an operator client, a metadata-document
-   * client (with its document's host) or a registered one; `undefined` for an unknown id.
+   * client (with its document's host) or a registered one; `undefined` for an unknown id. A
+   * document that must be fetched counts against `network`'s limit (the requesting client's).
    *
    * @example
-   * const client = await registry.describe(authorization.clientId)
+   * const client = await registry.describe(authorization.clientId, guard.network(request.clientAddress))
    */
-  async describe(id: string): Promise<ClientIdentity | undefined> {
+  async describe(id: string, network: string = UNKNOWN_NETWORK): Promise<ClientIdentity | undefined> {
     const operator = this.identify(id)
     if (operator !== undefined) return operator
     if (this.#others.documents !== undefined && isUrlClientId(id)) {
-      const found = await this.#others.documents.lookup(id)
+      const found = await this.#document(id, network)
       if (found === undefined) return undefined
       const { client, host } = found
       return {
@@ -147,11 +155,17 @@ export class ClientRegistry {
   }
 
   // A metadata-document or registered client: public, never offline. Only for an id the seed lacks.
-  async #selfIdentified(id: string): Promise<OAuthClient | undefined> {
+  async #selfIdentified(id: string, network: string): Promise<OAuthClient | undefined> {
     if (this.#others.documents !== undefined && isUrlClientId(id)) {
-      return (await this.#others.documents.lookup(id))?.client
+      return (await this.#document(id, network))?.client
     }
     return this.#selfRegistered(id)
+  }
+
+  // A document's client; a fetch is counted against `network` (MetadataLookupRefused when over).
+  #document(id: string, network: string) {
+    const documents = this.#others.documents!
+    return documents.clients.lookup(id, () => documents.admit(network))
   }
 
   async #selfRegistered(id: string): Promise<OAuthClient | undefined> {
@@ -174,12 +188,19 @@ export class ClientRegistry {
 
   /**
    * The lookup for the authorization endpoint, which never sees a secret: only the id, the redirect
-   * URIs and offline access matter there.
+   * URIs and offline access matter there. A metadata document it must fetch counts against the
+   * requesting client's `network`, and rejects with `MetadataLookupRefused` when over the limit or
+   * when too many fetches are in flight (oauth/metadata-clients.ts).
+   *
+   * @example
+   * await validateAuthorizationRequest(params, registry.lookupFrom(guard.network(request.clientAddress)))
    */
-  readonly lookup: LookupClient = (id) => {
-    const client = this.#clients.get(id)
-    if (client === undefined) return this.#selfIdentified(id)
-    return this.#asCoreClient(client, client.secretHash === undefined ? undefined : NO_MATCH)
+  lookupFrom(network: string): LookupClient {
+    return (id) => {
+      const client = this.#clients.get(id)
+      if (client === undefined) return this.#selfIdentified(id, network)
+      return this.#asCoreClient(client, client.secretHash === undefined ? undefined : NO_MATCH)
+    }
   }
 
   /**
@@ -204,7 +225,8 @@ export class ClientRegistry {
     const answers = new Map<string, Promise<OAuthClient | undefined>>()
     const lookUp = async (id: string): Promise<OAuthClient | undefined> => {
       const client = this.#clients.get(id)
-      if (client === undefined) return selfIdentified ? this.#selfIdentified(id) : undefined
+      if (client === undefined)
+        return selfIdentified ? this.#selfIdentified(id, network ?? UNKNOWN_NETWORK) : undefined
       if (client.secretHash === undefined) return this.#asCoreClient(client, undefined)
       const verified = presented !== undefined && (await this.#verify(client, presented, network))
       return this.#asCoreClient(client, verified ? hashClientSecret(presented) : NO_MATCH)

@@ -18,6 +18,7 @@ import { BodyTooLargeError } from '../request/body.js'
 import { json } from '../routes/http-result.js'
 import type { ApiRequest, ResponseHeaders, RouteResult } from '../routes/route-set.js'
 import { isTransportAcceptable } from '../web/https-only.js'
+import { MetadataLookupRefused } from './metadata-clients.js'
 import { parseOAuthBody } from './oauth-body.js'
 import type { OAuthContext } from './oauth-context.js'
 
@@ -41,12 +42,16 @@ function logServerError(what: string, error: OAuthError | undefined): void {
 }
 
 /**
- * Sends a core endpoint's answer, logging a `server_error`'s cause (never a token value).
+ * Sends a core endpoint's answer, logging a `server_error`'s cause (never a token value). A client
+ * lookup refused for now (a metadata document this network may not fetch yet, or too many fetches
+ * in flight) is answered as such, with `Retry-After` ({@link documentLookupRefused}).
  *
  * @example
  * return respond('POST /oauth/revoke', await handleRevocationRequest(params, options))
  */
 export function respond<TBody>(what: string, response: OAuthEndpointResponse<TBody>): RouteResult {
+  const cause = response.error?.cause
+  if (cause instanceof MetadataLookupRefused) return documentLookupRefused(cause)
   logServerError(what, response.error)
   return json(response.body, response.status, lowerCased(response.headers))
 }
@@ -101,6 +106,21 @@ export function tooManyRequests(name: LimitName, retryAfter: number, poll = fals
     { status: 429 },
   )
   return json(error.toJSON(), error.status, { ...NO_STORE, 'retry-after': String(retryAfter) })
+}
+
+/**
+ * The answer when a client's metadata document cannot be fetched now: `temporarily_unavailable`
+ * (RFC 6749 §5.2), 429 when the requesting network fetched too many documents lately, 503 when
+ * too many fetches are in flight, both with `Retry-After`. Not `invalid_client`: the client may
+ * well be valid, and a client told otherwise may drop an id that works.
+ *
+ * @example
+ * if (error instanceof MetadataLookupRefused) return documentLookupRefused(error)
+ */
+export function documentLookupRefused(refused: MetadataLookupRefused): RouteResult {
+  const status = refused.reason === 'rate-limited' ? 429 : 503
+  const error = new OAuthError('temporarily_unavailable', refused.message, { status })
+  return json(error.toJSON(), status, { ...NO_STORE, 'retry-after': String(refused.retryAfter) })
 }
 
 type Checked =

@@ -92,7 +92,13 @@ export function createOAuthContext(options: OAuthContextOptions): OAuthContext {
   const registrations = options.registrations ?? new MemoryRegistrationStore({ now })
   const documents = new MetadataDocumentClients({ ...options.clientMetadata, now })
   return {
-    clients: new ClientRegistry(options.clients, now, { documents, registrations }),
+    clients: new ClientRegistry(options.clients, now, {
+      documents: {
+        clients: documents,
+        admit: (network) => options.guard.hitNetwork('clientMetadata', network),
+      },
+      registrations,
+    }),
     registrations,
     state: options.state ?? new MemoryOAuthStateStore(),
     tokens: options.tokens,

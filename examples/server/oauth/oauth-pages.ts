@@ -139,12 +139,13 @@ export function consentPage(options: ConsentPageOptions): RouteResult {
     ? `It receives an access token that lasts ${options.accessLifetime}, and a refresh token: it can keep renewing access while you are away.`
     : `It receives an access token that lasts ${options.accessLifetime}; then access ends.`
   const detail = client.detail === undefined ? '' : ` (${escapeHtml(client.detail)})`
+  // <bdi> isolates the client's name: a right-to-left name cannot reorder the words around it.
   return renderPage({
     paths: options.paths,
     title: 'Allow access?',
     session,
     body: `<div class="warning" role="region" aria-label="Application">
-<p>Application: <strong>${escapeHtml(client.name)}</strong>${detail}</p>
+<p>Application: <strong><bdi>${escapeHtml(client.name)}</bdi></strong>${detail}</p>
 ${unverifiedNote(pending.client)}${where}
 </div>
 <p>It asks to act as <strong>${escapeHtml(session.handle)}</strong> with these scopes:</p>

@@ -1,8 +1,9 @@
 /**
  * `POST /oauth/register`: RFC 7591 dynamic client registration, for public clients only (the rules
- * are the library's `validateClientRegistration`). Counted per network before the body is read
- * (the `registration` limit, 429 with `Retry-After`); kept in the registration store, which bounds
- * their number and lets unused ones expire (oauth/registrations.ts). A registered client gets access
+ * are the library's `validateClientRegistration`). Counted per network, then per site (an IPv6 /48,
+ * an IPv4 /24: `registrationSite`), before the body is read (429 with `Retry-After`); kept in the
+ * registration store, which bounds their number, lets unused ones expire, and refuses a new one
+ * (429) rather than push out one in use or one just made (oauth/registrations.ts). A registered client gets access
  * tokens, never a refresh token: offline use needs a client the operator registered.
  */
 import {
@@ -11,11 +12,12 @@ import {
   registrationResponse,
   validateClientRegistration,
 } from 'data-access-policy/oauth'
+import { siteOf } from '../limits/networks.js'
 import { BodyTooLargeError } from '../request/body.js'
 import { json } from '../routes/http-result.js'
 import type { ApiRequest, RouteResult } from '../routes/route-set.js'
 import { isTransportAcceptable } from '../web/https-only.js'
-import { overLimit } from './json-endpoints.js'
+import { overLimit, tooManyRequests } from './json-endpoints.js'
 import type { OAuthContext } from './oauth-context.js'
 
 /** Where clients register (RFC 7591 §3), under the server's origin. */
@@ -57,6 +59,9 @@ export async function register(context: OAuthContext, request: ApiRequest): Prom
   }
   const limited = await overLimit(context, request, 'registration')
   if (limited !== undefined) return limited
+  // The network's own count first, so that a network already refused creates no site key.
+  const site = await context.guard.hitShared('registrationSite', siteOf(request.clientAddress))
+  if (!site.ok) return tooManyRequests('registrationSite', site.retryAfter)
   if (!isTransportAcceptable(request)) {
     return refuse(new OAuthError('invalid_request', 'use HTTPS: plain HTTP is accepted only from loopback'))
   }
@@ -65,7 +70,16 @@ export async function register(context: OAuthContext, request: ApiRequest): Prom
   const check = validateClientRegistration(body)
   if (!check.ok) return refuse(check.error)
   const id = generateRegisteredClientId()
-  await registrations.add(id, check.registration)
+  const added = await registrations.add(id, check.registration)
+  if (!added.added) {
+    const error = new OAuthError(
+      'temporarily_unavailable',
+      'this server holds as many registered clients as it can; try again later',
+      { status: 429 },
+    )
+    const retryAfter = String(Math.max(1, Math.ceil(added.retryAfterMs / 1000)))
+    return json(error.toJSON(), 429, { ...NO_STORE, 'retry-after': retryAfter })
+  }
   const issuedAt = Math.floor(context.now() / 1000)
   return json(registrationResponse(id, issuedAt, check.registration), 201, NO_STORE)
 }
