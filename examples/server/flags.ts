@@ -82,7 +82,8 @@ Options:
                           reports to POST /secret-scanning/report; default: no leak endpoint
   --max-registered-clients N
                           dynamically registered OAuth clients kept at most, 1-1000000
-                          (default ${DEFAULT_MAX_REGISTERED_CLIENTS}); the oldest unused goes first
+                          (default ${DEFAULT_MAX_REGISTERED_CLIENTS}); when full, the oldest never used
+                          for 10 minutes goes first, a used one never (429)
   --client-metadata-allow-http-loopback
                           (takes no value) also fetch client ID metadata documents from
                           http://127.0.0.1:PORT/… and http://[::1]:PORT/…: development and tests only
