@@ -153,8 +153,8 @@ async function refusesWithoutItsKey(
       code: error,
     })
     expect(challenge).toMatch(/^DPoP realm="data-api", /)
-    // A quoted-string escapes the description's quotes (RFC 9110 §5.6.4).
-    expect(challenge).toContain(`error="${error}", error_description="${description.replace(/"/g, '\\"')}"`)
+    // error_description keeps to RFC 6750 §3's grammar, which has no quote: quotes come as apostrophes.
+    expect(challenge).toContain(`error="${error}", error_description="${description.replaceAll('"', "'")}"`)
     expect(challenge).toContain('algs="ES256 EdDSA Ed25519 RS256 PS256"')
   }
 }
