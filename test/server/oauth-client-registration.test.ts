@@ -24,6 +24,7 @@ import {
   postJson,
   testClock,
 } from './oauth-fixtures.js'
+import { expectOldestUnusedGoesFirst } from './registration-store-bound.js'
 
 const REDIRECT = 'http://127.0.0.1:9911/cb'
 
@@ -340,19 +341,10 @@ describe('MemoryRegistrationStore', () => {
   const registration = { redirectUris: [REDIRECT], name: undefined, scope: undefined }
 
   test('holds its bound: the oldest unused goes first, then the oldest used', async () => {
-    const store = new MemoryRegistrationStore({ maxClients: 3, now: clock.read })
-    for (const id of ['a', 'b', 'c']) await store.add(id, registration)
-    await store.markUsed('a')
-    await store.add('d', registration)
-    expect(await store.size()).toBe(3)
-    expect(await store.get('b')).toBeUndefined()
-    expect(await store.get('a')).toEqual(registration)
-    await store.markUsed('c')
-    await store.markUsed('d')
-    await store.add('e', registration)
-    expect(await store.get('a')).toBeUndefined()
-    expect(await store.size()).toBe(3)
-    await store.markUsed('gone')
+    await expectOldestUnusedGoesFirst(
+      new MemoryRegistrationStore({ maxClients: 3, now: clock.read }),
+      registration,
+    )
   })
 
   test('an unused registration expires; a used one lives on', async () => {

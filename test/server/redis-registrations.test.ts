@@ -6,6 +6,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { RedisRegistrationStore } from '../../examples/server/oauth/redis-registrations.js'
 import { type RedisServer, startRedisServer } from '../adapters/redis/redis-server.js'
+import { expectOldestUnusedGoesFirst } from './registration-store-bound.js'
 
 const registration = { redirectUris: ['http://127.0.0.1/cb'], name: 'CLI', scope: 'public' }
 let redis: RedisServer
@@ -31,18 +32,7 @@ describe('RedisRegistrationStore', () => {
     let now = 1_000_000
     const registrations = store('bound:', { maxClients: 3, now: () => now++ })
     await registrations.ready()
-    for (const id of ['a', 'b', 'c']) await registrations.add(id, registration)
-    await registrations.markUsed('a')
-    await registrations.add('d', registration)
-    expect(await registrations.size()).toBe(3)
-    expect(await registrations.get('b')).toBeUndefined()
-    expect(await registrations.get('a')).toEqual(registration)
-    await registrations.markUsed('c')
-    await registrations.markUsed('d')
-    await registrations.add('e', registration)
-    expect(await registrations.get('a')).toBeUndefined()
-    expect(await registrations.size()).toBe(3)
-    await registrations.markUsed('gone')
+    await expectOldestUnusedGoesFirst(registrations, registration)
   })
 
   test('an unused registration expires; a used one is renewed; every key has a TTL', async () => {
