@@ -93,6 +93,16 @@ function descriptionOf(response: { readonly body: unknown }): string {
   return (response.body as { error_description: string }).error_description
 }
 
+// Asserts the answer is an invalid_dpop_proof refusal (400 unless `status`) whose description says `text`.
+function expectInvalidProof(
+  response: { readonly status: number; readonly body: unknown },
+  text: string,
+  status = 400,
+) {
+  expect([response.status, errorOf(response)]).toEqual([status, 'invalid_dpop_proof'])
+  expect(descriptionOf(response)).toContain(text)
+}
+
 function tokenOf(response: { readonly status: number; readonly body: unknown }): TokenResponseBody {
   if (response.status !== 200) throw new Error(JSON.stringify(response.body))
   return response.body as TokenResponseBody
@@ -226,8 +236,7 @@ describe('the token endpoint binds tokens to the proof key (RFC 9449 §5)', () =
       ...('dpop' in rest && { dpop: rest.dpop }),
       ...(proofs !== undefined && { proofs }),
     })
-    expect([response.status, errorOf(response)]).toEqual([rest.status, 'invalid_dpop_proof'])
-    expect(descriptionOf(response)).toContain('client bound is registered for DPoP')
+    expectInvalidProof(response, 'client bound is registered for DPoP', rest.status)
   })
 
   it.each([
@@ -268,8 +277,7 @@ describe('dpop_jkt on the authorization request (RFC 9449 §10)', () => {
     if (expected === 'DPoP') {
       expect(tokenOf(response).token_type).toBe('DPoP')
     } else {
-      expect([response.status, errorOf(response)]).toEqual([400, 'invalid_dpop_proof'])
-      expect(descriptionOf(response)).toContain(expected)
+      expectInvalidProof(response, expected)
     }
   })
 })
@@ -305,8 +313,7 @@ describe('refreshing with DPoP (RFC 9449 §5)', () => {
       expect((await world.token(next.access_token))?.dpopJkt).toBe(alice.jkt)
       return
     }
-    expect([response.status, errorOf(response)]).toEqual([400, 'invalid_dpop_proof'])
-    expect(descriptionOf(response)).toContain(outcome)
+    expectInvalidProof(response, outcome)
     // Nothing rotated: the refresh token still works with its key.
     const retried = await refresh(world, body.refresh_token!, { proofs: [await proof(alice)] })
     expect(tokenOf(retried).token_type).toBe('DPoP')
