@@ -9,49 +9,27 @@
  */
 import * as oauth from 'oauth4webapi'
 import * as client from 'openid-client'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { FRAMEWORKS, type Framework } from '../../examples/server/flags.js'
-import { loadSeed } from '../../examples/server/seed/load.js'
-import { type StartedServer, startServer } from '../../examples/server/server.js'
+import { describe, expect, test } from 'vitest'
+import { FRAMEWORKS } from '../../examples/server/flags.js'
 import { type DpopKey, dpopKey, dpopKeyOf, dpopProof } from '../dpop/proofs.js'
-import { PageAgent } from '../server/oauth-agent.js'
+import { postForm } from '../server/oauth-fixtures.js'
 import {
-  ALICE_PASSWORD,
-  authorizeThroughPages,
-  authorizeUrl,
-  CLI_REDIRECT,
-  CLI_SECRET,
-  OAUTH_SEED,
-  pkcePair,
-  postForm,
-} from '../server/oauth-fixtures.js'
+  APP_CLIENT,
+  codeGrantFields,
+  INSECURE,
+  oauth4Code,
+  oauth4Refresh,
+  oauth4Session,
+  openIdCode,
+  openIdSession,
+  useDpopServers,
+} from './dpop-flows.js'
 
-const INSECURE = { [oauth.allowInsecureRequests]: true } as const
-const NO_REQUEST_DEADLINE_S = 3_600
 const LISTING = '/api/v1/users/alice/datasets'
 // Alice's own datasets, all listed for the scope data.overview.
 const ALICE_DATASETS = ['diary', 'open']
 
-let servers: Record<Framework, StartedServer>
-
-beforeAll(async () => {
-  const seed = await loadSeed({
-    ...OAUTH_SEED,
-    // Public with offline access: its refresh family is bound to its key.
-    clients: [...OAUTH_SEED.clients, { id: 'app', redirectUris: [CLI_REDIRECT], offline: true }],
-  })
-  const started = await Promise.all(
-    FRAMEWORKS.map((framework) => startServer({ seed, framework, host: '127.0.0.1', port: 0 })),
-  )
-  servers = Object.fromEntries(started.map((server) => [server.framework, server])) as Record<
-    Framework,
-    StartedServer
-  >
-})
-
-afterAll(async () => {
-  await Promise.all(Object.values(servers ?? {}).map((server) => server.close()))
-})
+const originOf = useDpopServers([APP_CLIENT])
 
 // A challenge the libraries throw is an answer here: its status and headers are what is tested.
 async function answered(request: Promise<Response>): Promise<Response> {
@@ -153,57 +131,18 @@ async function refusesWithoutItsKey(
       code: error,
     })
     expect(challenge).toMatch(/^DPoP realm="data-api", /)
-    // A quoted-string escapes the description's quotes (RFC 9110 §5.6.4).
-    expect(challenge).toContain(`error="${error}", error_description="${description.replace(/"/g, '\\"')}"`)
+    // error_description keeps to RFC 6750 §3's grammar, which has no quote: quotes come as apostrophes.
+    expect(challenge).toContain(`error="${error}", error_description="${description.replaceAll('"', "'")}"`)
     expect(challenge).toContain('algs="ES256 EdDSA Ed25519 RS256 PS256"')
   }
 }
 
 describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server on %s', (framework) => {
-  const origin = () => servers[framework].url
-
-  // Alice approves `app` for `resource` (the API by default); the callback and the PKCE verifier.
-  async function approved(as: oauth.AuthorizationServer, resource?: string) {
-    const verifier = oauth.generateRandomCodeVerifier()
-    const url = new URL(as.authorization_endpoint!)
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: 'app',
-      redirect_uri: CLI_REDIRECT,
-      scope: 'data.overview',
-      state: 'st',
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      ...(resource !== undefined && { resource }),
-    }).toString()
-    const { callback } = await authorizeThroughPages(new PageAgent(origin()), url.href, {
-      handle: 'alice',
-      password: ALICE_PASSWORD,
-    })
-    return { callback, verifier }
-  }
+  const origin = () => originOf(framework)
 
   test('oauth4webapi: its proofs reach /api/v1 before and after a refresh, and /mcp for a /mcp token', async () => {
-    const issuer = new URL(origin())
-    const as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...INSECURE }),
-    )
-    const app: oauth.Client = { client_id: 'app' }
-    const pair = await oauth.generateKeyPair('ES256')
-    const DPoP = oauth.DPoP(app, pair)
-    const redeem = async (resource?: string) => {
-      const { callback, verifier } = await approved(as, resource)
-      const params = oauth.validateAuthResponse(as, app, callback, 'st')
-      return oauth.processAuthorizationCodeResponse(
-        as,
-        app,
-        await oauth.authorizationCodeGrantRequest(as, app, oauth.None(), params, CLI_REDIRECT, verifier, {
-          DPoP,
-          ...INSECURE,
-        }),
-      )
-    }
+    const session = await oauth4Session(origin())
+    const { pair, DPoP } = session
     const call = (token: string) =>
       answered(
         oauth.protectedResourceRequest(token, 'GET', new URL(LISTING, origin()), undefined, undefined, {
@@ -211,20 +150,13 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
           ...INSECURE,
         }),
       )
-    const tokens = await redeem()
+    const tokens = await oauth4Code(origin(), session)
     expect(tokens.token_type).toBe('dpop')
     const listed = await call(tokens.access_token)
     expect(listed.status).toBe(200)
     expect(await names(listed)).toEqual(ALICE_DATASETS)
 
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      app,
-      await oauth.refreshTokenGrantRequest(as, app, oauth.None(), tokens.refresh_token!, {
-        DPoP,
-        ...INSECURE,
-      }),
-    )
+    const refreshed = await oauth4Refresh(session, tokens.refresh_token!, DPoP)
     const again = await call(refreshed.access_token)
     expect(again.status).toBe(200)
     expect(await names(again)).toEqual(ALICE_DATASETS)
@@ -232,7 +164,7 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
     await refusesWithoutItsKey(origin(), refreshed.access_token, await dpopKeyOf(pair))
 
     // A token for /mcp, bound to the same key: the MCP endpoint's own policy checks the proof.
-    const forMcp = await redeem(`${origin()}/mcp`)
+    const forMcp = await oauth4Code(origin(), session, { resource: `${origin()}/mcp` })
     const initialize = await answered(
       oauth.protectedResourceRequest(
         forMcp.access_token,
@@ -261,35 +193,9 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
   })
 
   test('openid-client: fetchProtectedResource with its DPoP handle, before and after a refresh', async () => {
-    const config = await client.discovery(
-      new URL(origin()),
-      'cli',
-      CLI_SECRET,
-      client.ClientSecretBasic(CLI_SECRET),
-      { algorithm: 'oauth2', execute: [client.allowInsecureRequests], timeout: NO_REQUEST_DEADLINE_S },
-    )
-    const pair = await client.randomDPoPKeyPair('ES256')
-    const DPoP = client.getDPoPHandle(config, pair)
-    const pkceCodeVerifier = client.randomPKCECodeVerifier()
-    const query = new URLSearchParams({
-      redirect_uri: CLI_REDIRECT,
-      scope: 'data.overview',
-      state: 'st',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-    })
-    const { callback } = await authorizeThroughPages(
-      new PageAgent(origin()),
-      client.buildAuthorizationUrl(config, query).href,
-      { handle: 'alice', password: ALICE_PASSWORD },
-    )
-    const tokens = await client.authorizationCodeGrant(
-      config,
-      callback,
-      { pkceCodeVerifier, expectedState: 'st' },
-      undefined,
-      { DPoP },
-    )
+    const session = await openIdSession(origin())
+    const { config, pair, DPoP } = session
+    const tokens = await openIdCode(origin(), session)
     const call = (token: string) =>
       answered(
         client.fetchProtectedResource(
@@ -317,32 +223,9 @@ describe.each(FRAMEWORKS)('DPoP-bound tokens at the API of the reference server 
   test('the bound token without its key, or with a wrong proof, is a 401 DPoP challenge', async () => {
     const key = await dpopKey()
     const tokenUrl = `${origin()}/oauth/token`
-    const { verifier, challenge } = pkcePair()
-    const url = authorizeUrl(origin(), {
-      response_type: 'code',
-      client_id: 'app',
-      redirect_uri: CLI_REDIRECT,
-      scope: 'data.overview',
-      state: 's',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    })
-    const { callback } = await authorizeThroughPages(new PageAgent(origin()), url, {
-      handle: 'alice',
-      password: ALICE_PASSWORD,
-    })
+    const fields = await codeGrantFields(origin(), 'app')
     const tokenProof = await dpopProof(key, { method: 'POST', url: tokenUrl })
-    const issued = await postForm(
-      tokenUrl,
-      {
-        grant_type: 'authorization_code',
-        code: callback.searchParams.get('code')!,
-        redirect_uri: CLI_REDIRECT,
-        code_verifier: verifier,
-        client_id: 'app',
-      },
-      { dpop: tokenProof },
-    )
+    const issued = await postForm(tokenUrl, fields, { dpop: tokenProof })
     expect([issued.status, issued.body.token_type]).toEqual([200, 'DPoP'])
     const token = issued.body.access_token as string
     await refusesWithoutItsKey(origin(), token, key, [

@@ -1,6 +1,5 @@
-import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { jwkThumbprint, MemoryDpopReplayCache } from '../../src/dpop/index.js'
+import { MemoryDpopReplayCache } from '../../src/dpop/index.js'
 import { ConfigError } from '../../src/errors.js'
 import { decideDeviceAuthorization } from '../../src/oauth/decide-device-authorization.js'
 import { handleDeviceAuthorizationRequest } from '../../src/oauth/handle-device-authorization-request.js'
@@ -17,6 +16,7 @@ import type { TokenEndpointDpopOptions } from '../../src/oauth/token-endpoint-dp
 import { validateAuthorizationRequest } from '../../src/oauth/validate-authorization-request.js'
 import { verifyUserCode } from '../../src/oauth/verify-user-code.js'
 import { createOAuthToken } from '../../src/tokens/token-record.js'
+import { type DpopKey, dpopKey, dpopProof } from '../dpop/proofs.js'
 import {
   authorize,
   basic,
@@ -32,22 +32,9 @@ import {
 
 const TOKEN_URL = 'https://auth.example/oauth/token'
 
-interface Key {
-  readonly privateKey: CryptoKey
-  readonly jwk: JWK
-  readonly jkt: string
-}
-
-async function newKey(): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
-  const jwk = await exportJWK(publicKey)
-  return { privateKey, jwk, jkt: jwkThumbprint(jwk as Record<string, unknown>)! }
-}
-
-function proof(key: Key, claims: Record<string, unknown> = {}): Promise<string> {
-  return new SignJWT({ jti: crypto.randomUUID(), htm: 'POST', htu: TOKEN_URL, iat: NOW / 1000, ...claims })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-    .sign(key.privateKey)
+// A proof for the token endpoint at NOW; `claims` override any of its claims.
+function proof(key: DpopKey, claims: Record<string, unknown> = {}): Promise<string> {
+  return dpopProof(key, { method: 'POST', url: TOKEN_URL, iat: NOW / 1000, claims })
 }
 
 function dpopOptions(extra: Partial<TokenEndpointDpopOptions> = {}): TokenEndpointDpopOptions {
@@ -106,16 +93,26 @@ function descriptionOf(response: { readonly body: unknown }): string {
   return (response.body as { error_description: string }).error_description
 }
 
+// Asserts the answer is an invalid_dpop_proof refusal (400 unless `status`) whose description says `text`.
+function expectInvalidProof(
+  response: { readonly status: number; readonly body: unknown },
+  text: string,
+  status = 400,
+) {
+  expect([response.status, errorOf(response)]).toEqual([status, 'invalid_dpop_proof'])
+  expect(descriptionOf(response)).toContain(text)
+}
+
 function tokenOf(response: { readonly status: number; readonly body: unknown }): TokenResponseBody {
   if (response.status !== 200) throw new Error(JSON.stringify(response.body))
   return response.body as TokenResponseBody
 }
 
-let alice: Key
-let mallory: Key
+let alice: DpopKey
+let mallory: DpopKey
 beforeAll(async () => {
-  alice = await newKey()
-  mallory = await newKey()
+  alice = await dpopKey()
+  mallory = await dpopKey()
 })
 
 describe('the token endpoint binds tokens to the proof key (RFC 9449 §5)', () => {
@@ -239,8 +236,7 @@ describe('the token endpoint binds tokens to the proof key (RFC 9449 §5)', () =
       ...('dpop' in rest && { dpop: rest.dpop }),
       ...(proofs !== undefined && { proofs }),
     })
-    expect([response.status, errorOf(response)]).toEqual([rest.status, 'invalid_dpop_proof'])
-    expect(descriptionOf(response)).toContain('client bound is registered for DPoP')
+    expectInvalidProof(response, 'client bound is registered for DPoP', rest.status)
   })
 
   it.each([
@@ -281,14 +277,13 @@ describe('dpop_jkt on the authorization request (RFC 9449 §10)', () => {
     if (expected === 'DPoP') {
       expect(tokenOf(response).token_type).toBe('DPoP')
     } else {
-      expect([response.status, errorOf(response)]).toEqual([400, 'invalid_dpop_proof'])
-      expect(descriptionOf(response)).toContain(expected)
+      expectInvalidProof(response, expected)
     }
   })
 })
 
 describe('refreshing with DPoP (RFC 9449 §5)', () => {
-  async function session(clientId: 'native' | 'cli', key?: Key) {
+  async function session(clientId: 'native' | 'cli', key?: DpopKey) {
     const world = createWorld()
     const body = tokenOf(
       await redeem(world, { clientId, ...(key !== undefined && { proofs: [await proof(key)] }) }),
@@ -318,8 +313,7 @@ describe('refreshing with DPoP (RFC 9449 §5)', () => {
       expect((await world.token(next.access_token))?.dpopJkt).toBe(alice.jkt)
       return
     }
-    expect([response.status, errorOf(response)]).toEqual([400, 'invalid_dpop_proof'])
-    expect(descriptionOf(response)).toContain(outcome)
+    expectInvalidProof(response, outcome)
     // Nothing rotated: the refresh token still works with its key.
     const retried = await refresh(world, body.refresh_token!, { proofs: [await proof(alice)] })
     expect(tokenOf(retried).token_type).toBe('DPoP')
