@@ -2,6 +2,7 @@ import { EmbeddedJWK, errors as joseErrors, jwtVerify } from 'jose'
 import { DpopProofError } from '../errors.js'
 import { htuOf } from './htu.js'
 import { accessTokenHash, jwkThumbprint } from './jwk-thumbprint.js'
+import { proofKeyRefusal } from './proof-key-limits.js'
 import {
   DPOP_PROOF_LEEWAY_SECONDS,
   DPOP_PROOF_MAX_AGE_SECONDS,
@@ -108,6 +109,8 @@ export async function verifyDpopProof(
 ): Promise<VerifiedDpopProof> {
   if (typeof proof !== 'string' || proof.length === 0) refuse('no DPoP proof')
   if (proof.length > MAX_PROOF_LENGTH) refuse(`the proof is longer than ${MAX_PROOF_LENGTH} characters`)
+  const keyRefusal = proofKeyRefusal(proof)
+  if (keyRefusal !== undefined) refuse(keyRefusal)
   const algorithms = (options.algorithms ?? DPOP_ALGORITHMS).filter((alg) => !REFUSED_ALGORITHMS.test(alg))
   let verified: Awaited<ReturnType<typeof jwtVerify>>
   try {
