@@ -1,5 +1,6 @@
 import { claimDpopProof, verifyDpopProof } from '../dpop/dpop-proof.js'
 import { htuOf } from '../dpop/htu.js'
+import { MAX_DPOP_PROOF_LEEWAY_SECONDS, MAX_DPOP_PROOF_MAX_AGE_SECONDS } from '../dpop/proof-window.js'
 import type { DpopReplayCache } from '../dpop/replay-cache.js'
 import { ConfigError, DpopProofError } from '../errors.js'
 import type { OAuthClient } from './oauth-client.js'
@@ -26,9 +27,9 @@ export type TokenEndpointDpopOptions = {
   readonly replayCache: DpopReplayCache
   /** The allowed proof algorithms; `DPOP_ALGORITHMS` by default (publish the same list). */
   readonly algorithms?: readonly string[]
-  /** The acceptance window after a proof's `iat`, in seconds; 300 by default. */
+  /** The acceptance window after a proof's `iat`, in seconds (1–3600); 300 by default. */
   readonly maxAgeSeconds?: number
-  /** How far ahead of the clock an `iat` may be, in seconds; 30 by default. */
+  /** How far ahead of the clock an `iat` may be, in seconds (0–300); 30 by default. */
   readonly leewaySeconds?: number
 }
 
@@ -44,6 +45,14 @@ export function requireDpopOptions(dpop: TokenEndpointDpopOptions | undefined): 
   if (typeof dpop.replayCache?.claim !== 'function') {
     throw new ConfigError(['dpop', 'replayCache'], 'must be a DpopReplayCache (an object with claim)')
   }
+  // Bounded like the policy's: a replay cache may cap what it remembers at the longest window.
+  requireSeconds('maxAgeSeconds', dpop.maxAgeSeconds, 1, MAX_DPOP_PROOF_MAX_AGE_SECONDS)
+  requireSeconds('leewaySeconds', dpop.leewaySeconds, 0, MAX_DPOP_PROOF_LEEWAY_SECONDS)
+}
+
+function requireSeconds(name: string, value: number | undefined, min: number, max: number): void {
+  if (value === undefined || (Number.isSafeInteger(value) && value >= min && value <= max)) return
+  throw new ConfigError(['dpop', name], `must be an integer of ${min}-${max} seconds, got ${String(value)}`)
 }
 
 /** The request's verified DPoP proof at the token endpoint, not yet recorded as used. */

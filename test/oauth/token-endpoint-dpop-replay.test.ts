@@ -210,3 +210,30 @@ describe('a replayed proof with a good grant is refused and spends nothing', () 
     expect(tokenOf(await send(world, grant, await freshProof(), smallCache())).token_type).toBe('DPoP')
   })
 })
+
+describe("the token endpoint's replay window", () => {
+  it.each([
+    { name: 'by default', window: {}, seconds: 300 + 30 + 60 },
+    {
+      name: 'for a window of 60 s without leeway',
+      window: { maxAgeSeconds: 60, leewaySeconds: 0 },
+      seconds: 120,
+    },
+  ])(
+    'remembers a proof past its window by the leeway and a minute of skew, $name',
+    async ({ window, seconds }) => {
+      const world = createWorld()
+      const claims: number[] = []
+      const replayCache = { claim: (_key: string, expiresAt: number) => claims.push(expiresAt) > 0 }
+      const response = await handleTokenRequest(
+        codeParams(await authorize(world)),
+        world.options(NOW, {
+          dpop: { url: TOKEN_URL, replayCache, ...window },
+          dpopProofs: [await freshProof()],
+        }),
+      )
+      expect(tokenOf(response).token_type).toBe('DPoP')
+      expect(claims).toEqual([NOW + seconds * 1000])
+    },
+  )
+})
