@@ -153,8 +153,9 @@ export async function claimDpopProof(
 ): Promise<void> {
   const maxAge = options.maxAgeSeconds ?? DPOP_PROOF_MAX_AGE_SECONDS
   const leeway = options.leewaySeconds ?? DPOP_PROOF_LEEWAY_SECONDS
-  // Remembered for as long as any instance could still accept it: an iat up to `leeway` ahead of a
-  // clock is accepted until `iat + maxAge`, and the other instances' clocks may differ.
+  // Remembered for as long as any instance could still accept it: each accepts until `iat + maxAge`
+  // by its own clock, while the entry expires by the writer's; the leeway and the skew allowance
+  // cover instances whose clocks run behind the writer's.
   const expiresAt = (proof.iat + maxAge + leeway + DPOP_REPLAY_SKEW_SECONDS) * 1000
   const fresh = await replayCache.claim(`${proof.jkt}.${proof.jti}`, expiresAt)
   if (!fresh) refuse('the proof was used before')
