@@ -2,6 +2,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { z } from 'zod'
 import { configErrorFromZod } from '../../src/config-error.js'
 import { functionShape } from '../../src/config-shapes.js'
+import { MAX_DPOP_REPLAY_SECONDS } from '../../src/dpop/proof-window.js'
 import type { DpopReplayCache } from '../../src/dpop/replay-cache.js'
 import { encodeBase64Url } from '../../src/tokens/base64url.js'
 import { generateRandomBase62 } from '../../src/tokens/token-format.js'
@@ -35,9 +36,10 @@ const optionsSchema = z.strictObject({
   now: functionShape<() => number>().default(() => Date.now),
 })
 
-// No proof is accepted longer than an hour (the policy's window is at most that): a key whose TTL
-// would be longer is an expiry from a broken clock, and is kept no longer than that.
-const MAX_TTL_MS = 3_700_000
+// No proof is remembered longer than the longest window allows (an hour, with the leeway and the
+// skew allowance between instances): a key whose TTL would be longer is an expiry from a broken
+// clock, and is kept no longer than that.
+const MAX_TTL_MS = MAX_DPOP_REPLAY_SECONDS * 1000
 
 const encoder = new TextEncoder()
 

@@ -2,6 +2,12 @@ import { EmbeddedJWK, errors as joseErrors, jwtVerify } from 'jose'
 import { DpopProofError } from '../errors.js'
 import { htuOf } from './htu.js'
 import { accessTokenHash, jwkThumbprint } from './jwk-thumbprint.js'
+import { proofKeyRefusal } from './proof-key-limits.js'
+import {
+  DPOP_PROOF_LEEWAY_SECONDS,
+  DPOP_PROOF_MAX_AGE_SECONDS,
+  DPOP_REPLAY_SKEW_SECONDS,
+} from './proof-window.js'
 import type { DpopReplayCache } from './replay-cache.js'
 
 /**
@@ -19,10 +25,14 @@ export const DPOP_ALGORITHMS: readonly string[] = Object.freeze([
 // Symmetric and unsecured algorithms can never sign a proof: the verifier only has the public key.
 const REFUSED_ALGORITHMS = /^(?:none|HS\d+)$/i
 
-/** How long a proof is accepted after its `iat`, in seconds, unless a host sets another window. */
-export const DPOP_PROOF_MAX_AGE_SECONDS = 300
-/** How far in the future an `iat` may be, in seconds: clients' clocks run a little ahead. */
-export const DPOP_PROOF_LEEWAY_SECONDS = 30
+export {
+  DPOP_PROOF_LEEWAY_SECONDS,
+  DPOP_PROOF_MAX_AGE_SECONDS,
+  DPOP_REPLAY_SKEW_SECONDS,
+  MAX_DPOP_PROOF_LEEWAY_SECONDS,
+  MAX_DPOP_PROOF_MAX_AGE_SECONDS,
+  MAX_DPOP_REPLAY_SECONDS,
+} from './proof-window.js'
 
 // A proof is a header, a few claims and a public key: an RSA-4096 key is under 1 KiB of base64url.
 // Anything far larger is refused before a byte of it is decoded.
@@ -99,6 +109,8 @@ export async function verifyDpopProof(
 ): Promise<VerifiedDpopProof> {
   if (typeof proof !== 'string' || proof.length === 0) refuse('no DPoP proof')
   if (proof.length > MAX_PROOF_LENGTH) refuse(`the proof is longer than ${MAX_PROOF_LENGTH} characters`)
+  const keyRefusal = proofKeyRefusal(proof)
+  if (keyRefusal !== undefined) refuse(keyRefusal)
   const algorithms = (options.algorithms ?? DPOP_ALGORITHMS).filter((alg) => !REFUSED_ALGORITHMS.test(alg))
   let verified: Awaited<ReturnType<typeof jwtVerify>>
   try {
@@ -123,14 +135,30 @@ export async function verifyDpopProof(
   if (options.acceptNonce !== undefined && !options.acceptNonce(stringClaim(claims.nonce))) {
     throw new DpopProofError('use_dpop_nonce', 'the proof does not carry the current server nonce')
   }
-  const iat = claims.iat as number
-  if (options.replayCache !== undefined) {
-    const maxAge = options.maxAgeSeconds ?? DPOP_PROOF_MAX_AGE_SECONDS
-    // Remembered for as long as the iat check would still accept it, and a second more.
-    const fresh = await options.replayCache.claim(`${jkt}.${jti}`, (iat + maxAge + 1) * 1000)
-    if (!fresh) refuse('the proof was used before')
-  }
-  return { jkt, jti, iat }
+  const proven = { jkt, jti, iat: claims.iat as number }
+  if (options.replayCache !== undefined) await claimDpopProof(proven, options.replayCache, options)
+  return proven
+}
+
+/**
+ * Records a verified proof in the replay cache (RFC 9449 §11.1), refusing it as
+ * `invalid_dpop_proof` when it was used before. {@link verifyDpopProof} does it when given a cache;
+ * the token endpoint does it apart, once the grant is known good, so that refused requests leave
+ * nothing in the cache. A failing cache's error is thrown as it is.
+ */
+export async function claimDpopProof(
+  proof: VerifiedDpopProof,
+  replayCache: DpopReplayCache,
+  options: Pick<DpopProofOptions, 'maxAgeSeconds' | 'leewaySeconds'> = {},
+): Promise<void> {
+  const maxAge = options.maxAgeSeconds ?? DPOP_PROOF_MAX_AGE_SECONDS
+  const leeway = options.leewaySeconds ?? DPOP_PROOF_LEEWAY_SECONDS
+  // Remembered for as long as any instance could still accept it: each accepts until `iat + maxAge`
+  // by its own clock, while the entry expires by the writer's; the leeway and the skew allowance
+  // cover instances whose clocks run behind the writer's.
+  const expiresAt = (proof.iat + maxAge + leeway + DPOP_REPLAY_SKEW_SECONDS) * 1000
+  const fresh = await replayCache.claim(`${proof.jkt}.${proof.jti}`, expiresAt)
+  if (!fresh) refuse('the proof was used before')
 }
 
 function stringClaim(value: unknown): string | undefined {

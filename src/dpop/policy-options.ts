@@ -1,7 +1,13 @@
 import { z } from 'zod'
 import type { DpopCheck } from '../authentication/dpop-authentication.js'
 import { ConfigError } from '../errors.js'
-import { DPOP_ALGORITHMS, DPOP_PROOF_LEEWAY_SECONDS, DPOP_PROOF_MAX_AGE_SECONDS } from './dpop-proof.js'
+import {
+  DPOP_ALGORITHMS,
+  DPOP_PROOF_LEEWAY_SECONDS,
+  DPOP_PROOF_MAX_AGE_SECONDS,
+  MAX_DPOP_PROOF_LEEWAY_SECONDS,
+  MAX_DPOP_PROOF_MAX_AGE_SECONDS,
+} from './dpop-proof.js'
 import { createDpopNonces, type DpopNonceOptions, type DpopNonces } from './nonces.js'
 import { type DpopReplayCache, MemoryDpopReplayCache } from './replay-cache.js'
 
@@ -65,8 +71,18 @@ export const dpopOptionsSchema = z
       .array(z.enum(DPOP_ALGORITHMS as [string, ...string[]]))
       .min(1)
       .optional(),
-    maxAgeSeconds: z.number().int().min(1).max(3600).default(DPOP_PROOF_MAX_AGE_SECONDS),
-    leewaySeconds: z.number().int().min(0).max(300).default(DPOP_PROOF_LEEWAY_SECONDS),
+    maxAgeSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DPOP_PROOF_MAX_AGE_SECONDS)
+      .default(DPOP_PROOF_MAX_AGE_SECONDS),
+    leewaySeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_DPOP_PROOF_LEEWAY_SECONDS)
+      .default(DPOP_PROOF_LEEWAY_SECONDS),
     nonces: z
       .strictObject({
         secret: z.union([z.string(), z.instanceof(Uint8Array)]),

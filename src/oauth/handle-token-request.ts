@@ -146,8 +146,10 @@ export async function handleTokenRequest(
         'grant_type must be authorization_code, refresh_token or device_code',
       )
     }
-    // Checked before the grant is touched: a bad proof consumes no code and rotates nothing.
-    const dpopJkt = await verifyTokenRequestProof(options.dpopProofs, options.dpop, options.now)
+    // Checked before the grant is touched: a bad proof consumes no code and rotates nothing. The
+    // replay check waits for the grant (claimDpopProof below), so refused grants fill no cache.
+    const proof = await verifyTokenRequestProof(options.dpopProofs, options.dpop, options.now)
+    const dpopJkt = proof?.jkt
     requireClientProof(client, dpopJkt)
     const context: GrantContext = {
       client,
@@ -158,6 +160,7 @@ export async function handleTokenRequest(
       refreshTokenTtlMs,
       resources,
       dpopJkt,
+      claimDpopProof: proof === undefined ? async () => {} : proof.claim,
     }
     return successResponse(await handler(context, params))
   } catch (error) {

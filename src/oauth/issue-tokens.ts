@@ -36,6 +36,13 @@ export type GrantContext = {
   readonly resources: CompiledResources | undefined
   /** The thumbprint of the request's verified DPoP proof key; `undefined` without a proof. */
   readonly dpopJkt: string | undefined
+  /**
+   * Records the request's DPoP proof as used (RFC 9449 §11.1), refusing a replay; does nothing
+   * without a proof. A grant calls it once it has found the grant good for this client (it exists,
+   * is the client's and has not expired), before it consumes the grant or issues anything: a
+   * refused request then takes no room in the replay cache, and a replayed proof spends no grant.
+   */
+  readonly claimDpopProof: () => Promise<void>
 }
 
 /** Tokens issued for one grant: the response body and what to record for a later revocation. */

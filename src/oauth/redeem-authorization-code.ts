@@ -19,6 +19,7 @@ import { requireMatchingVerifier } from './verify-pkce.js'
 
 type Consumed =
   | { readonly kind: 'unknown' }
+  | { readonly kind: 'unclaimed' }
   | { readonly kind: 'fresh'; readonly code: AuthorizationCodeRecord }
   | { readonly kind: 'reused'; readonly code: AuthorizationCodeRecord }
 
@@ -26,9 +27,16 @@ function invalidGrant(description: string): OAuthError {
   return new OAuthError('invalid_grant', description)
 }
 
+// A code this request may redeem: its DPoP proof is claimed before the code is consumed, and only
+// then, so that a request naming no such code leaves nothing in the replay cache.
+function redeemableBy(context: GrantContext, code: AuthorizationCodeRecord): boolean {
+  return context.now < code.expiresAt && code.clientId === context.client?.id
+}
+
 // Marks the code redeemed, or, when it already was, marks it reused: one compare-and-set, so of two
-// concurrent redemptions exactly one is fresh.
-function consume(context: GrantContext, hash: string): Promise<Consumed> {
+// concurrent redemptions exactly one is fresh. A code this request may redeem is left untouched
+// (`unclaimed`) until the request's proof is claimed; one it may not is consumed all the same.
+function consume(context: GrantContext, hash: string, claimed: boolean): Promise<Consumed> {
   const { state, now } = context
   // A redeemed code is kept until what it may issue has expired, so that a reuse can still revoke it.
   const retainFor = Math.max(
@@ -47,6 +55,7 @@ function consume(context: GrantContext, hash: string): Promise<Consumed> {
           next: { ...code, version: code.version + 1, reusedAt: now },
         }
       }
+      if (!claimed && redeemableBy(context, code)) return { result: { kind: 'unclaimed' } }
       const next = {
         ...code,
         version: code.version + 1,
@@ -90,6 +99,20 @@ async function revokeIssuedBy(context: GrantContext, code: AuthorizationCodeReco
   if (code.refreshFamilyId !== undefined) await revokeRefreshFamily(context, code.refreshFamilyId)
 }
 
+// Consumes the code, claiming the request's DPoP proof first when the code is one it may redeem: a
+// replayed proof is refused with the code still unused. Twice at most: once claimed, a code is
+// never `unclaimed`.
+async function consumeClaimed(
+  context: GrantContext,
+  hash: string,
+): Promise<Exclude<Consumed, { readonly kind: 'unclaimed' }>> {
+  for (let claimed = false; ; claimed = true) {
+    const consumed = await consume(context, hash, claimed)
+    if (consumed.kind !== 'unclaimed') return consumed
+    await context.claimDpopProof()
+  }
+}
+
 function checkBindings(
   context: GrantContext,
   code: AuthorizationCodeRecord,
@@ -110,7 +133,9 @@ function checkBindings(
 /**
  * The `authorization_code` grant (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6). The code is consumed by the
  * first attempt that names it, whatever the outcome: the client, redirect URI and verifier are
- * checked afterwards, so a code never survives a failed attempt. A reused code is `invalid_grant`
+ * checked afterwards, so a code never survives a failed attempt. The one exception is the DPoP
+ * proof's replay check, made when the code is found good for the client and before it is consumed:
+ * a replayed proof (or a replay cache that fails) leaves the code unused. A reused code is `invalid_grant`
  * and revokes every token it issued (RFC 6749 §4.1.2). `resource` may narrow the token's audience
  * to part of what the code grants (RFC 8707 §2.2); naming anything else is `invalid_target`.
  */
@@ -125,7 +150,7 @@ export async function redeemAuthorizationCode(
   readParam(params, 'redirect_uri')
   readRequestedResources(params, context.resources)
   const hash = hashSecret(value)
-  const consumed = await consume(context, hash)
+  const consumed = await consumeClaimed(context, hash)
   if (consumed.kind === 'unknown') throw invalidGrant('unknown authorization code')
   if (consumed.kind === 'reused') {
     await revokeIssuedBy(context, consumed.code)

@@ -34,6 +34,54 @@ function checkBindings(
   return narrowAudience(params, context.resources, grant.audience)
 }
 
+type PollOutcome =
+  | { readonly answer: 'claim' }
+  | {
+      readonly answer: DevicePollAnswer
+      readonly grant: DeviceGrantRecord
+      readonly audience: readonly string[] | undefined
+    }
+
+// One poll, applied by compare-and-set. A poll that would redeem the grant before the request's
+// DPoP proof is claimed changes nothing and answers `claim`.
+function poll(
+  context: GrantContext,
+  hash: string,
+  verifier: string | undefined,
+  params: OAuthParams,
+  claimed: boolean,
+): Promise<PollOutcome | undefined> {
+  const { state, now } = context
+  return updateRecord<DeviceGrantRecord, PollOutcome | undefined>(
+    () => state.findDeviceGrant(hash, now),
+    (next) => state.replaceDeviceGrant(next),
+    (grant) => {
+      if (grant === undefined) return { result: undefined }
+      const audience = checkBindings(context, grant, verifier, params)
+      const { answer, next } = pollDeviceGrant(grant, now)
+      if (answer === 'issue' && !claimed) return { result: { answer: 'claim' } }
+      const result = { answer, grant, audience }
+      return next === undefined ? { result } : { result, next }
+    },
+  )
+}
+
+// Polls, claiming the request's DPoP proof first when the poll would redeem the grant: a replayed
+// proof leaves it approved, and pending polls leave nothing in the replay cache. Twice at most:
+// once claimed, a poll never answers `claim`.
+async function pollClaimed(
+  context: GrantContext,
+  hash: string,
+  verifier: string | undefined,
+  params: OAuthParams,
+): Promise<Exclude<PollOutcome, { readonly answer: 'claim' }> | undefined> {
+  for (let claimed = false; ; claimed = true) {
+    const outcome = await poll(context, hash, verifier, params, claimed)
+    if (outcome?.answer !== 'claim') return outcome
+    await context.claimDpopProof()
+  }
+}
+
 /**
  * The device-code grant (RFC 8628 §3.4–3.5, with the contract's PKCE). Every poll proves possession
  * of the verifier first, so a stolen device code alone learns nothing and changes nothing; then
@@ -46,27 +94,8 @@ export async function redeemDeviceCode(
   const deviceCode = readParam(params, 'device_code')
   if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code is required')
   const verifier = readCodeVerifier(params)
-  const { state, now } = context
   const hash = hashSecret(deviceCode)
-  const outcome = await updateRecord<
-    DeviceGrantRecord,
-    | {
-        readonly answer: DevicePollAnswer
-        readonly grant: DeviceGrantRecord
-        readonly audience: readonly string[] | undefined
-      }
-    | undefined
-  >(
-    () => state.findDeviceGrant(hash, now),
-    (next) => state.replaceDeviceGrant(next),
-    (grant) => {
-      if (grant === undefined) return { result: undefined }
-      const audience = checkBindings(context, grant, verifier, params)
-      const { answer, next } = pollDeviceGrant(grant, now)
-      const result = { answer, grant, audience }
-      return next === undefined ? { result } : { result, next }
-    },
-  )
+  const outcome = await pollClaimed(context, hash, verifier, params)
   if (outcome === undefined) throw new OAuthError('invalid_grant', 'unknown device code')
   const { answer, grant, audience } = outcome
   if (answer !== 'issue') throw new OAuthError(answer, DESCRIPTIONS[answer])

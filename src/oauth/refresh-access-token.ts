@@ -128,6 +128,9 @@ export async function refreshAccessToken(
   // Check before issuing anything, so that a dead refresh token creates no access token.
   const precheck = rotate(family, hash, now)
   if (precheck.result !== 'rotated') throw await failRotation(context, precheck.result, family.id)
+  // The family is good for this client: only now is the proof recorded as used (a replay is
+  // refused with nothing rotated), so a refused refresh takes no room in the replay cache.
+  await context.claimDpopProof()
 
   // The new access token is saved before the rotation is recorded: a concurrent reuse that revokes
   // the family then finds it, and if the rotation loses, it is revoked here.

@@ -1,5 +1,6 @@
-import { verifyDpopProof } from '../dpop/dpop-proof.js'
+import { claimDpopProof, verifyDpopProof } from '../dpop/dpop-proof.js'
 import { htuOf } from '../dpop/htu.js'
+import { MAX_DPOP_PROOF_LEEWAY_SECONDS, MAX_DPOP_PROOF_MAX_AGE_SECONDS } from '../dpop/proof-window.js'
 import type { DpopReplayCache } from '../dpop/replay-cache.js'
 import { ConfigError, DpopProofError } from '../errors.js'
 import type { OAuthClient } from './oauth-client.js'
@@ -26,9 +27,9 @@ export type TokenEndpointDpopOptions = {
   readonly replayCache: DpopReplayCache
   /** The allowed proof algorithms; `DPOP_ALGORITHMS` by default (publish the same list). */
   readonly algorithms?: readonly string[]
-  /** The acceptance window after a proof's `iat`, in seconds; 300 by default. */
+  /** The acceptance window after a proof's `iat`, in seconds (1–3600); 300 by default. */
   readonly maxAgeSeconds?: number
-  /** How far ahead of the clock an `iat` may be, in seconds; 30 by default. */
+  /** How far ahead of the clock an `iat` may be, in seconds (0–300); 30 by default. */
   readonly leewaySeconds?: number
 }
 
@@ -44,35 +45,64 @@ export function requireDpopOptions(dpop: TokenEndpointDpopOptions | undefined): 
   if (typeof dpop.replayCache?.claim !== 'function') {
     throw new ConfigError(['dpop', 'replayCache'], 'must be a DpopReplayCache (an object with claim)')
   }
+  // Bounded like the policy's: a replay cache may cap what it remembers at the longest window.
+  requireSeconds('maxAgeSeconds', dpop.maxAgeSeconds, 1, MAX_DPOP_PROOF_MAX_AGE_SECONDS)
+  requireSeconds('leewaySeconds', dpop.leewaySeconds, 0, MAX_DPOP_PROOF_LEEWAY_SECONDS)
+}
+
+function requireSeconds(name: string, value: number | undefined, min: number, max: number): void {
+  if (value === undefined || (Number.isSafeInteger(value) && value >= min && value <= max)) return
+  throw new ConfigError(['dpop', name], `must be an integer of ${min}-${max} seconds, got ${String(value)}`)
+}
+
+/** The request's verified DPoP proof at the token endpoint, not yet recorded as used. */
+export type TokenRequestProof = {
+  /** The RFC 7638 thumbprint of the proof's key. */
+  readonly jkt: string
+  /**
+   * Records the proof as used, refusing a replay (`invalid_dpop_proof`, 400) or answering
+   * `temporarily_unavailable` (503) when the replay cache fails. A grant calls it once it has found
+   * the grant good for the client, before it consumes the grant or issues anything: a request
+   * refused for its grant then leaves nothing in the shared cache, which anyone could otherwise
+   * fill with fresh proofs from fresh keys.
+   */
+  readonly claim: () => Promise<void>
 }
 
 /**
  * Verifies the request's DPoP proof (RFC 9449 §4.3) as the token endpoint sees it: one `DPoP`
  * header, `htm` `POST`, `htu` the published token endpoint URL, no access token (so no `ath`
- * check). Answers the proof key's thumbprint, or `undefined` when the request has no proof or the
- * endpoint does not support DPoP. A bad proof is `invalid_dpop_proof` (400, §5); a replay cache
- * that fails is `temporarily_unavailable` (503): nothing is issued on a proof not known fresh.
+ * check). Answers the proof, or `undefined` when the request has no proof or the endpoint does not
+ * support DPoP. A bad proof is `invalid_dpop_proof` (400, §5). The replay check is the answer's
+ * `claim`, left to the grant: nothing is issued on a proof not claimed.
  */
 export async function verifyTokenRequestProof(
   proofs: readonly string[] | undefined,
   dpop: TokenEndpointDpopOptions | undefined,
   now: number,
-): Promise<string | undefined> {
+): Promise<TokenRequestProof | undefined> {
   if (dpop === undefined || proofs === undefined || proofs.length === 0) return undefined
   if (proofs.length > 1) throw new OAuthError('invalid_dpop_proof', 'send at most one DPoP header')
-  try {
-    const verified = await verifyDpopProof(
+  const window = {
+    ...(dpop.maxAgeSeconds !== undefined && { maxAgeSeconds: dpop.maxAgeSeconds }),
+    ...(dpop.leewaySeconds !== undefined && { leewaySeconds: dpop.leewaySeconds }),
+  }
+  const verified = await asOAuthError(() =>
+    verifyDpopProof(
       proofs[0]!,
       { method: 'POST', url: dpop.url },
-      {
-        now,
-        replayCache: dpop.replayCache,
-        ...(dpop.algorithms !== undefined && { algorithms: dpop.algorithms }),
-        ...(dpop.maxAgeSeconds !== undefined && { maxAgeSeconds: dpop.maxAgeSeconds }),
-        ...(dpop.leewaySeconds !== undefined && { leewaySeconds: dpop.leewaySeconds }),
-      },
-    )
-    return verified.jkt
+      { now, ...window, ...(dpop.algorithms !== undefined && { algorithms: dpop.algorithms }) },
+    ),
+  )
+  return {
+    jkt: verified.jkt,
+    claim: () => asOAuthError(() => claimDpopProof(verified, dpop.replayCache, window)),
+  }
+}
+
+async function asOAuthError<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
   } catch (error) {
     if (error instanceof DpopProofError) throw new OAuthError(error.error, error.message, { cause: error })
     throw new OAuthError('temporarily_unavailable', 'the DPoP replay cache is unavailable; try again later', {

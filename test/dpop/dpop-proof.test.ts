@@ -242,8 +242,32 @@ describe('replays', () => {
     // The same jti from another key is another proof.
     await verifyDpopProof(await proof(other, { claims: { jti: 'same' } }), AT_RESOURCE, { now, replayCache })
     now = NOW + (DPOP_PROOF_MAX_AGE_SECONDS + 1) * 1000
-    // Past the window the jti is forgotten, and the iat check refuses the proof instead.
+    // Past the window the iat check refuses the proof before the cache is asked.
     expect((await refusal(value, AT_RESOURCE, { replayCache, now })).message).toMatch(/in the past/)
+  })
+
+  test.each([
+    { name: 'the default window', options: {}, seconds: 300 + 30 + 60 },
+    {
+      name: 'a window of 60 s without leeway',
+      options: { maxAgeSeconds: 60, leewaySeconds: 0 },
+      seconds: 120,
+    },
+    {
+      name: 'an hour and 5 minutes of leeway',
+      options: { maxAgeSeconds: 3600, leewaySeconds: 300 },
+      seconds: 3960,
+    },
+  ])('with $name, a proof is remembered past its window by the leeway and a minute of skew', async (row) => {
+    const claims: [string, number][] = []
+    const replayCache = { claim: (key: string, expiresAt: number) => claims.push([key, expiresAt]) > 0 }
+    const iat = NOW / 1000 - 10
+    await verifyDpopProof(await proof(es256, { claims: { jti: 'j', iat } }), AT_RESOURCE, {
+      now: NOW,
+      replayCache,
+      ...row.options,
+    })
+    expect(claims).toEqual([[`${es256.jkt}.j`, (iat + row.seconds) * 1000]])
   })
 
   test("a failing cache's error is thrown as it is, for a 503", async () => {

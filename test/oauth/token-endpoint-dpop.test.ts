@@ -244,6 +244,10 @@ describe('the token endpoint binds tokens to the proof key (RFC 9449 §5)', () =
     { name: 'dpop.url must be absolute', dpop: { url: '/oauth/token' } },
     { name: 'dpop.url has no query', dpop: { url: `${TOKEN_URL}?x=1` } },
     { name: 'dpop.replayCache is required', dpop: { replayCache: undefined } },
+    { name: 'dpop.maxAgeSeconds is at most an hour', dpop: { maxAgeSeconds: 3601 } },
+    { name: 'dpop.maxAgeSeconds is positive', dpop: { maxAgeSeconds: 0 } },
+    { name: 'dpop.leewaySeconds is at most 300', dpop: { leewaySeconds: 301 } },
+    { name: 'dpop.leewaySeconds is an integer', dpop: { leewaySeconds: 1.5 } },
   ])('configuration: $name', async ({ dpop, extra }) => {
     const world = createWorld()
     if (extra !== undefined) {
