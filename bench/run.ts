@@ -94,9 +94,10 @@ let lists: ReturnType<typeof benchAllowLists> | undefined
 let redis: Measurement[] | undefined
 let clusterRows: Measurement[] | undefined
 let http: HttpFramework[] | undefined
+// In process too: the client-address check is an in-process target, judged on any machine.
+log('allow-lists …')
+lists = benchAllowLists()
 if (!options.inProcess) {
-  log('allow-lists …')
-  lists = benchAllowLists()
   if (options.redis) {
     // Loaded only here: the self-contained folder runs without Redis (--no-redis) or its test helpers.
     const { benchRedisClusterLookup, benchRedisLookup } = await import('./redis.js')
@@ -212,6 +213,7 @@ const targets: TargetRow[] = [
   ],
   inProcessTargets[1]!,
   inProcessTargets[2]!,
+  inProcessTargets[3]!,
   ...listTargets(),
   guardCost('fastify', 1),
   guardCost('hono', 1),
@@ -416,7 +418,7 @@ one more step.
 \`\`\`sh
 npm ci
 npm run bench                 # about 8 minutes; --quick (about 4) for a shorter HTTP run
-npm run bench -- --in-process # the decision and authentication targets alone (a few minutes); the rest reads "not measured"
+npm run bench -- --in-process # the in-process targets alone (a few minutes); the HTTP rows read "not measured"
 \`\`\`
 
 On another machine, without a checkout, a network or Redis: \`npm run bench -- --pack DIR\` writes a
