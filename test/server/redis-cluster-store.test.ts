@@ -165,6 +165,39 @@ describe('two reference servers on one Redis Cluster', () => {
     expect(after.headers.location).toMatch(/^\/signin/)
   })
 
+  test('a client registered (RFC 7591) on one instance is known to the others', async () => {
+    const registered = await fetch(`${a.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        redirect_uris: ['http://127.0.0.1:8765/callback'],
+        client_name: 'cluster agent',
+      }),
+    })
+    expect(registered.status).toBe(201)
+    const { client_id: clientId } = (await registered.json()) as { client_id: string }
+    expect(clientId).toMatch(/^dyn_/)
+    const authorize = (instance: Instance, id: string) =>
+      fetch(
+        `${instance.url}/oauth/authorize?${new URLSearchParams({
+          response_type: 'code',
+          client_id: id,
+          redirect_uri: 'http://127.0.0.1:8765/callback',
+          scope: 'data.overview',
+          state: 's',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+        })}`,
+        { redirect: 'manual' },
+      ).then(async (response) => {
+        await response.arrayBuffer()
+        return response.status
+      })
+    // An unknown client is an error page; a known one goes on to sign-in, on every instance.
+    expect(await authorize(b, 'dyn_0000000000000000000000000000000u')).toBe(400)
+    for (const instance of [a, b, c]) expect(await authorize(instance, clientId)).not.toBe(400)
+  })
+
   test('a revocation on the settings pages of one is 401 on the other within a second', async () => {
     const masters = await cluster.masterPorts()
     for (const port of masters) {
