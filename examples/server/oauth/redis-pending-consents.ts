@@ -18,6 +18,7 @@ import {
   redisReady as whenReady,
 } from 'data-access-policy/redis'
 import { z } from 'zod'
+import { redisCall, safeJson } from '../routes/redis-calls.js'
 import { sessionKey } from '../web/sessions.js'
 import {
   CONSENT_TTL_MS,
@@ -185,7 +186,7 @@ export class RedisPendingConsents implements PendingConsentStore {
     const grant = !isUserOwner(owner)
     const listTtl = grant ? Math.max(1, expires - now) + EXPIRY_GRACE_MS : CONSENT_TTL_MS + EXPIRY_GRACE_MS
     // The owner's list first: an entry is never written without being counted against its owner.
-    const evicted = await this.#run('count a consent request', () =>
+    const evicted = await redisCall('count a consent request', () =>
       this.#client.eval(
         ADD,
         1,
@@ -200,7 +201,7 @@ export class RedisPendingConsents implements PendingConsentStore {
       const retryAfter = Math.max(1, Math.ceil((evicted - EXPIRY_GRACE_MS) / 1000))
       return { full: true, retryAfter, reason: 'grant' }
     }
-    await this.#run('store a consent request', async () => {
+    await redisCall('store a consent request', async () => {
       const answers = await this.#client
         .multi()
         .hset(key, {
@@ -215,14 +216,14 @@ export class RedisPendingConsents implements PendingConsentStore {
     })
     // One key per command: in a cluster the owner's oldest entries may lie in other slots.
     for (const old of Array.isArray(evicted) ? evicted : []) {
-      if (typeof old === 'string') await this.#run('forget a consent request', () => this.#client.del(old))
+      if (typeof old === 'string') await redisCall('forget a consent request', () => this.#client.del(old))
     }
     return consent
   }
 
   async claim(id: string | undefined, sessionId: string): Promise<PendingConsent | undefined> {
     if (id === undefined) return undefined
-    const answer = await this.#run('claim a consent request', () =>
+    const answer = await redisCall('claim a consent request', () =>
       this.#client.eval(CLAIM, 1, this.#key(id), sessionKey(sessionId)),
     )
     return this.#parse(answer, id, sessionId)
@@ -230,7 +231,7 @@ export class RedisPendingConsents implements PendingConsentStore {
 
   async take(id: string | undefined, sessionId: string): Promise<PendingConsent | undefined> {
     if (id === undefined) return undefined
-    const answer = await this.#run('take a consent request', () =>
+    const answer = await redisCall('take a consent request', () =>
       this.#client.eval(TAKE, 1, this.#key(id), sessionKey(sessionId)),
     )
     return this.#parse(answer, id, sessionId)
@@ -251,23 +252,5 @@ export class RedisPendingConsents implements PendingConsentStore {
 
   #key(id: string): string {
     return `${this.#prefix}consent:${hashed(id)}`
-  }
-
-  async #run<T>(action: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call()
-    } catch (error) {
-      if (error instanceof TokenStoreError) throw error
-      const detail = error instanceof Error ? error.message : String(error)
-      throw new TokenStoreError(`Redis could not ${action}: ${detail}`, { cause: error })
-    }
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
   }
 }

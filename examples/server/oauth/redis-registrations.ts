@@ -18,6 +18,7 @@ import {
   redisReady as whenReady,
 } from 'data-access-policy/redis'
 import { z } from 'zod'
+import { redisCall, safeJson } from '../routes/redis-calls.js'
 import {
   type AddRegistration,
   DEFAULT_MAX_REGISTERED_CLIENTS,
@@ -113,7 +114,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       ...(registration.name !== undefined && { name: registration.name }),
       ...(registration.scope !== undefined && { scope: registration.scope }),
     })
-    const wait = await this.#run('keep a registration', () =>
+    const wait = await redisCall('keep a registration', () =>
       this.#client.eval(
         ADD,
         3,
@@ -137,7 +138,7 @@ export class RedisRegistrationStore implements RegistrationStore {
   }
 
   async get(id: string): Promise<ClientRegistration | undefined> {
-    const text = await this.#run('read a registration', () => this.#client.get(this.#clientKey(id)))
+    const text = await redisCall('read a registration', () => this.#client.get(this.#clientKey(id)))
     if (text === null) return undefined
     const parsed = storedShape.safeParse(safeJson(text))
     if (!parsed.success) throw new TokenStoreError(`Redis holds an unreadable registration for ${id}`)
@@ -145,7 +146,7 @@ export class RedisRegistrationStore implements RegistrationStore {
   }
 
   async markUsed(id: string): Promise<void> {
-    await this.#run('renew a registration', () =>
+    await redisCall('renew a registration', () =>
       this.#client.eval(
         MARK_USED,
         3,
@@ -161,7 +162,7 @@ export class RedisRegistrationStore implements RegistrationStore {
   }
 
   async size(): Promise<number> {
-    const [unused, used] = await this.#run('count registrations', () =>
+    const [unused, used] = await redisCall('count registrations', () =>
       Promise.all([this.#client.zcard(`${this.#prefix}unused`), this.#client.zcard(`${this.#prefix}used`)]),
     )
     return unused + used
@@ -169,23 +170,5 @@ export class RedisRegistrationStore implements RegistrationStore {
 
   #clientKey(id: string): string {
     return `${this.#prefix}client:${id}`
-  }
-
-  async #run<T>(action: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call()
-    } catch (error) {
-      if (error instanceof TokenStoreError) throw error
-      const detail = error instanceof Error ? error.message : String(error)
-      throw new TokenStoreError(`Redis could not ${action}: ${detail}`, { cause: error })
-    }
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
   }
 }

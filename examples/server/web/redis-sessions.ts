@@ -15,6 +15,7 @@ import {
   redisReady as whenReady,
 } from 'data-access-policy/redis'
 import { z } from 'zod'
+import { redisCall, redisFailure } from '../routes/redis-calls.js'
 import {
   newSession,
   SESSION_ABSOLUTE_MS,
@@ -91,14 +92,14 @@ export class RedisSessionStore implements SessionStore {
       }
       return Buffer.from(shared, 'hex')
     } catch (error) {
-      throw storeFailure('read the sign-in key', error)
+      throw redisFailure('read the sign-in key', error)
     }
   }
 
   async create(handle: string): Promise<Session> {
     const session = newSession(handle, this.#now())
     const key = this.#key(session.id)
-    await this.#run('start a session', async () => {
+    await redisCall('start a session', async () => {
       await this.#client
         .multi()
         .hset(key, {
@@ -116,14 +117,14 @@ export class RedisSessionStore implements SessionStore {
   async find(id: string | undefined): Promise<Session | undefined> {
     if (id === undefined) return undefined
     const key = this.#key(id)
-    const fields = await this.#run('find a session', () => this.#client.hgetall(key))
+    const fields = await redisCall('find a session', () => this.#client.hgetall(key))
     if (Object.keys(fields).length === 0) return undefined
     const parsed = storedSchema.safeParse(fields)
     if (!parsed.success) throw new TokenStoreError('Redis answered a malformed session')
     const { handle, csrf, created, seen } = parsed.data
     const now = this.#now()
     if (sessionExpired({ createdAt: created, lastSeenAt: seen }, now)) {
-      await this.#run('end a session', () => this.#client.del(key))
+      await redisCall('end a session', () => this.#client.del(key))
       return undefined
     }
     const session: Session = {
@@ -134,24 +135,24 @@ export class RedisSessionStore implements SessionStore {
       lastSeenAt: Math.max(seen, now),
     }
     // Only an existing session is touched: a sign-out on another instance meanwhile wins.
-    await this.#run('refresh a session', () =>
+    await redisCall('refresh a session', () =>
       this.#client.eval(TOUCH, 1, key, 'seen', session.lastSeenAt, this.#ttl(session)),
     )
     return session
   }
 
   async destroy(id: string): Promise<void> {
-    await this.#run('end a session', () => this.#client.del(this.#key(id)))
+    await redisCall('end a session', () => this.#client.del(this.#key(id)))
   }
 
   async setNotice(id: string, notice: string): Promise<void> {
     // Only on a session that still exists: a notice must not bring back a signed-out one.
-    await this.#run('leave a notice', () => this.#client.eval(TOUCH, 1, this.#key(id), 'notice', notice, 0))
+    await redisCall('leave a notice', () => this.#client.eval(TOUCH, 1, this.#key(id), 'notice', notice, 0))
   }
 
   async takeNotice(id: string): Promise<string | undefined> {
     const key = this.#key(id)
-    const answers = await this.#run('read a notice', () =>
+    const answers = await redisCall('read a notice', () =>
       this.#client.multi().hget(key, 'notice').hdel(key, 'notice').exec(),
     )
     const notice = answers?.[0]?.[1]
@@ -171,19 +172,4 @@ export class RedisSessionStore implements SessionStore {
     const end = Math.min(session.lastSeenAt + SESSION_IDLE_MS, session.createdAt + SESSION_ABSOLUTE_MS)
     return Math.max(1, end - session.lastSeenAt) + EXPIRY_GRACE_MS
   }
-
-  async #run<T>(action: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call()
-    } catch (error) {
-      throw storeFailure(action, error)
-    }
-  }
-}
-
-// Any failure of a Redis call (refused, closed, timed out) is the store's, and a 503 upstream.
-function storeFailure(action: string, error: unknown): TokenStoreError {
-  if (error instanceof TokenStoreError) return error
-  const detail = error instanceof Error ? error.message : String(error)
-  return new TokenStoreError(`Redis could not ${action}: ${detail}`, { cause: error })
 }
