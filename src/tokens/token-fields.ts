@@ -184,8 +184,10 @@ export function requireExpiry(expiresAt: number, after: number | undefined): num
   if (!Number.isSafeInteger(expiresAt) || expiresAt < 0) {
     throw new ConfigError(['expiresAt'], 'must be epoch milliseconds')
   }
-  // Stryker disable next-line ConditionalExpression: equivalent because `expiresAt <= undefined` is false
-  if (after !== undefined && expiresAt <= after) throw new ConfigError(['expiresAt'], 'must be after now')
+  // Without `after` (an import) every epoch passes: nothing is at or below -Infinity.
+  if (expiresAt <= (after ?? Number.NEGATIVE_INFINITY)) {
+    throw new ConfigError(['expiresAt'], 'must be after now')
+  }
   return expiresAt
 }
 
