@@ -9,6 +9,7 @@ import type { DpopNonces } from '../dpop/nonces.js'
 import type { DpopReplayCache } from '../dpop/replay-cache.js'
 import { DpopProofError } from '../errors.js'
 import { isB64TokenAt } from './bearer.js'
+import { errorDescription } from './http-denial.js'
 
 /** How a policy checks DPoP proofs: compiled once from its `dpop` option. Internal to the package. */
 export interface DpopCheck {
@@ -112,11 +113,10 @@ const NO_URL = dpopDenial('invalid_dpop_proof', 'the request URL cannot be resol
 /** `DPoP` without a check configured (authenticateRequest called without `dpop`). */
 export const NOT_CHECKED: Deny = dpopDenial('invalid_token', 'this resource does not check DPoP proofs')
 
-// A description goes into a quoted-string: printable ASCII without `"` and `\` (RFC 6750 §3's
-// error-description grammar, which some clients parse strictly), and short. A proof's claims are
-// the client's text and may carry anything.
+// A proof's claims are the client's text and may carry anything: its description keeps to the
+// grammar, and short.
 function printable(message: string): string {
-  const text = message.replaceAll('"', "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?')
+  const text = errorDescription(message)
   return text.length > 200 ? `${text.slice(0, 197)}...` : text
 }
 

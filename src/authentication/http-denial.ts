@@ -16,6 +16,21 @@ export interface HttpDenial {
   readonly body: string
 }
 
+// RFC 6749 §5.2 and RFC 6750 §3: error_description = *( %x20-21 / %x23-5B / %x5D-7E ).
+const FORBIDDEN_DESCRIPTION_CHARACTER = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g
+
+/**
+ * `text` within the `error_description` grammar of RFC 6749 §5.2 and RFC 6750 §3, which strict
+ * clients parse: quotes and backslashes swapped (descriptions may quote the client's input),
+ * anything else outside printable ASCII masked. Internal to the package.
+ *
+ * @example
+ * errorDescription('the proof\'s htm is "G\u00c9T"') // "the proof's htm is 'G?T'"
+ */
+export function errorDescription(text: string): string {
+  return text.replaceAll('"', "'").replaceAll('\\', '/').replace(FORBIDDEN_DESCRIPTION_CHARACTER, '?')
+}
+
 /** Quotes a value as an RFC 9110 quoted-string, escaping `"` and `\` (RFC 6750 §3). */
 export function quoteHeaderValue(value: string): string {
   return `"${value.replace(/[\\"]/g, '\\$&')}"`

@@ -1,3 +1,4 @@
+import { errorDescription } from '../authentication/http-denial.js'
 import { DataAccessPolicyError } from '../errors.js'
 
 /**
@@ -56,14 +57,6 @@ function defaultStatus(error: OAuthErrorCode): number {
   return 400
 }
 
-// RFC 6749 §5.2: error_description = *( %x20-21 / %x23-5B / %x5D-7E ). Descriptions may quote user
-// input (a scope error does), so quotes and backslashes are swapped and anything else is masked.
-const FORBIDDEN_DESCRIPTION_CHARACTER = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/g
-
-function sanitizeDescription(text: string): string {
-  return text.replaceAll('"', "'").replaceAll('\\', '/').replace(FORBIDDEN_DESCRIPTION_CHARACTER, '?')
-}
-
 /**
  * An OAuth request broke a rule. `error` is the RFC code sent to the client, `error_description` the
  * human-readable detail, `status` the HTTP status of the answer; `JSON.stringify` gives the §5.2 body.
@@ -83,7 +76,7 @@ export class OAuthError extends DataAccessPolicyError {
   readonly status: number
 
   constructor(error: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
-    const clean = sanitizeDescription(description)
+    const clean = errorDescription(description)
     super(
       'ERR_OAUTH',
       `${error}: ${clean}`,
