@@ -217,6 +217,12 @@ function canonicalToken(input: CredentialsInput): string | undefined {
   return value.slice(CANONICAL_PREFIX.length)
 }
 
+// A token of this package's format, or one a store with a format of its own (a JWT issuer's)
+// vouches for; anything else is refused before any lookup.
+function isAcceptedTokenValue(token: string, tokens: TokenStore): boolean {
+  return isWellFormedTokenValue(token) || tokens.acceptsTokenValue?.(token) === true
+}
+
 function authenticate(
   input: CredentialsInput,
   options: AuthenticateOptions,
@@ -232,10 +238,7 @@ function authenticate(
       if (dpop !== undefined && dpop.kind !== 'none') return authenticateDpop(dpop, input, options)
       return options.anonymous === undefined ? MISSING_TOKEN : { ok: true, principal: options.anonymous }
     }
-    // A store with a token format of its own (a JWT issuer's) vouches for that format's syntax.
-    if (!isWellFormedTokenValue(token) && options.tokens.acceptsTokenValue?.(token) !== true) {
-      return INVALID_TOKEN
-    }
+    if (!isAcceptedTokenValue(token, options.tokens)) return INVALID_TOKEN
   }
   return lookUp(token, options, input.clientAddress, undefined)
 }
@@ -256,10 +259,7 @@ function authenticateDpop(
   if (credentials.kind !== 'token' || input.accessTokenParameter === true) return INVALID_REQUEST
   if (options.dpop === undefined) return { ok: false, decision: NOT_CHECKED }
   const token = credentials.token
-  // As for Bearer: a store with a token format of its own (a JWT issuer's) vouches for its syntax.
-  if (!isWellFormedTokenValue(token) && options.tokens.acceptsTokenValue?.(token) !== true) {
-    return DPOP_INVALID_TOKEN
-  }
+  if (!isAcceptedTokenValue(token, options.tokens)) return DPOP_INVALID_TOKEN
   return lookUp(token, options, input.clientAddress, input)
 }
 
