@@ -7,6 +7,7 @@ import { TokenStoreError } from '../errors.js'
 import { isResourceIdentifier, MAX_AUDIENCE_SIZE } from '../tokens/audience.js'
 import {
   CLIENT_ID_PATTERN,
+  JWK_THUMBPRINT_PATTERN,
   MAX_USER_ID_LENGTH,
   TOKEN_ID_PATTERN,
   type TokenRecord,
@@ -27,7 +28,6 @@ export interface ClaimsMapping {
   readonly toleranceMs: number
 }
 
-const JWK_THUMBPRINT = /^[A-Za-z0-9_-]{43}$/
 const NAME = 'JWT access token'
 
 // `scope` is a space-separated string (RFC 9068 §2.2.3, RFC 8693 §4.2); `scp` is an array (Okta) or,
@@ -87,7 +87,7 @@ function dpopJktOf(cnf: unknown): string | undefined | false {
   if (cnf === undefined) return undefined
   if (typeof cnf !== 'object' || cnf === null) return false
   const jkt = (cnf as { jkt?: unknown }).jkt
-  return typeof jkt === 'string' && JWK_THUMBPRINT.test(jkt) ? jkt : false
+  return typeof jkt === 'string' && JWK_THUMBPRINT_PATTERN.test(jkt) ? jkt : false
 }
 
 function clientIdOf(claims: JwtClaims): string | undefined {

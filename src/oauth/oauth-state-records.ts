@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { SCOPES, type Scope } from '../decisions/scopes.js'
 import { isResourceIdentifier, MAX_AUDIENCE_SIZE, RESOURCE_IDENTIFIER_RULE } from '../tokens/audience.js'
+import { JWK_THUMBPRINT_PATTERN } from '../tokens/token-fields.js'
 
 /**
  * An issued authorization code, stored under the SHA-256 of its value. Single use: `redeemedAt` is
@@ -115,7 +116,7 @@ const challengeSchema = z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be an S256
 const scopesSchema = z.array(z.enum(SCOPES)).readonly()
 const jktSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
+  .regex(JWK_THUMBPRINT_PATTERN, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
 const audienceSchema = z
   .array(z.string().refine(isResourceIdentifier, RESOURCE_IDENTIFIER_RULE))
   .min(1)

@@ -1,4 +1,5 @@
 import type { ScopeSet } from '../decisions/scopes.js'
+import { JWK_THUMBPRINT_PATTERN } from '../tokens/token-fields.js'
 import { buildRedirectUrl } from './build-redirect-url.js'
 import type { LookupClient, OAuthClient } from './oauth-client.js'
 import { OAuthError } from './oauth-error.js'
@@ -30,12 +31,9 @@ export type AuthorizationRequest = {
   readonly dpopJkt?: string
 }
 
-// RFC 7638 with SHA-256: 32 bytes, base64url without padding.
-const JWK_THUMBPRINT = /^[A-Za-z0-9_-]{43}$/
-
 function readDpopJkt(params: OAuthParams): string | undefined {
   const value = readParam(params, 'dpop_jkt')
-  if (value !== undefined && !JWK_THUMBPRINT.test(value)) {
+  if (value !== undefined && !JWK_THUMBPRINT_PATTERN.test(value)) {
     throw new OAuthError(
       'invalid_request',
       `dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(value.slice(0, 64))}`,

@@ -12,6 +12,7 @@ import {
   chooseId,
   freezeRecord,
   grantedScopes,
+  JWK_THUMBPRINT_PATTERN,
   normalizeName,
   requireExpiry,
   requireUserId,
@@ -87,8 +88,6 @@ export type ImportApiTokenOptions = {
 export const DEFAULT_OAUTH_TOKEN_TTL_MS = 3_600_000
 
 const OAUTH_TOKEN_NAME = 'OAuth session'
-// A SHA-256 thumbprint, base64url without padding: 32 bytes are 43 characters.
-const JKT_PATTERN = /^[A-Za-z0-9_-]{43}$/
 
 type RecordFields = {
   readonly id: string
@@ -190,7 +189,7 @@ export function createOAuthToken(options: CreateOAuthTokenOptions): CreatedToken
     throw new ConfigError(['clientId'], 'must be 1–80 visible ASCII characters')
   }
   const dpopJkt = options.dpopJkt
-  if (dpopJkt !== undefined && (typeof dpopJkt !== 'string' || !JKT_PATTERN.test(dpopJkt))) {
+  if (dpopJkt !== undefined && (typeof dpopJkt !== 'string' || !JWK_THUMBPRINT_PATTERN.test(dpopJkt))) {
     throw new ConfigError(
       ['dpopJkt'],
       `must be an RFC 7638 SHA-256 thumbprint (43 base64url characters), got ${JSON.stringify(dpopJkt)}`,

@@ -92,6 +92,8 @@ export const MAX_TOKEN_NAME_LENGTH = 100
 export const TOKEN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 /** A SHA-256 as stored: 64 lower-case hex digits. */
 export const HASH_PATTERN = /^[0-9a-f]{64}$/
+/** An RFC 7638 JWK SHA-256 thumbprint (`cnf.jkt`, `dpop_jkt`): 32 bytes, base64url without padding. */
+export const JWK_THUMBPRINT_PATTERN = /^[A-Za-z0-9_-]{43}$/
 /** A value hint: the kind's prefix, `…` and the value's last four characters. */
 export const HINT_PATTERN = /^da[po]_…[0-9A-Za-z]{4}$/
 /**

@@ -10,6 +10,7 @@ import {
   HASH_PATTERN,
   HINT_PATTERN,
   isCanonicalScopeList,
+  JWK_THUMBPRINT_PATTERN,
   MAX_USER_ID_LENGTH,
   TOKEN_ID_PATTERN,
   type TokenRecord,
@@ -65,7 +66,7 @@ export const tokenRecordSchema: z.ZodType<TokenRecord> = z
       .exactOptional(),
     dpopJkt: z
       .string()
-      .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
+      .regex(JWK_THUMBPRINT_PATTERN, 'must be a JWK SHA-256 thumbprint: 43 base64url characters')
       .exactOptional(),
     lifetimeDays: z.int().min(1).max(MAX_TOKEN_LIFETIME_DAYS).exactOptional(),
     rotatedAt: epochMsSchema.exactOptional(),
