@@ -1,4 +1,3 @@
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { MemoryDpopReplayCache } from '../../src/dpop/index.js'
 import type { DpopReplayCache } from '../../src/dpop/replay-cache.js'
@@ -12,6 +11,7 @@ import {
 import type { OAuthParams } from '../../src/oauth/oauth-params.js'
 import type { DeviceAuthorizationResponseBody } from '../../src/oauth/start-device-authorization.js'
 import { verifyUserCode } from '../../src/oauth/verify-user-code.js'
+import { dpopKey, dpopProof } from '../dpop/proofs.js'
 import {
   authorize,
   basic,
@@ -31,10 +31,7 @@ const TOKEN_URL = 'https://auth.example/oauth/token'
 
 // A proof by a fresh key, as an attacker filling the cache would send.
 async function freshProof(): Promise<string> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256')
-  return new SignJWT({ jti: crypto.randomUUID(), htm: 'POST', htu: TOKEN_URL, iat: NOW / 1000 })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(publicKey) })
-    .sign(privateKey)
+  return dpopProof(await dpopKey(), { method: 'POST', url: TOKEN_URL, iat: NOW / 1000 })
 }
 
 function send(world: World, params: OAuthParams, proof: string, replayCache: DpopReplayCache, cli = false) {
