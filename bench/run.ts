@@ -51,6 +51,14 @@ const floor = find(decision.catalogue.rows, 'hand-written')
 const handWritten = find(auth, 'hand-written')
 const roundsOf = (rows: readonly Measurement[], prefix: string) =>
   rows.find((r) => r.name.startsWith(prefix))?.rounds
+// The looped comparison's ratio, computed as the target's is (paired rounds), but never a verdict.
+const loopedRatio =
+  ratioTarget(
+    'looped',
+    roundsOf(decision.catalogue.looped, 'data-access-policy'),
+    roundsOf(decision.catalogue.looped, 'hand-written'),
+    Number.POSITIVE_INFINITY,
+  )[1] ?? 'not measured'
 // Design §11's in-process targets: per-round ratios to the floor measured in the same round, their
 // median and spread.
 const inProcessTargets: TargetRow[] = [
@@ -321,13 +329,29 @@ ${decision.catalogue.size} distinct requests over the whole catalogue (\`bench/d
 every dataset level combination for four operations, every workflow combination for three,
 organizations administered or not, and data-content operations on datasets with export caps;
 principals shaped as authentication makes them (API and OAuth tokens). Beside it, the hand-written
-floor: the same requests decided from ranks and a \`Set\` of scopes precomputed per request, a cap
-handed on as it is. \`test/bench-agreement.test.ts\` checks that both answer every request as the
+floor: the same requests as the host has them (an operation name, a resource with level names, the
+token's scopes as a \`Set\` of names) decided by plain code — switches from names to integers, one
+\`Set.has\`, integer compares — that answers allowed or not (no 404/403 distinction), trusts its input
+and hands an allowed export's caps on to the handler unchecked.
+The last row answers from ranks precomputed per request and reads nothing at decision time: no host
+can decide that way, and it shows how much of each figure is the benchmark's own loop.
+\`test/bench-agreement.test.ts\` checks that all three answer every request as the
 rule does. Allow-lists are left to section 3, which measures the client-address check alone.
 
 | candidate | per decision | vs the floor |
 | --- | --- | --- |
 ${table(decision.catalogue.rows, floor)}
+
+The target's harness calls each candidate once per decision, from a call site that sees every
+candidate, as an adapter's call into the policy is. A loop over the whole mix inside one call lets the
+engine inline each candidate into the loop instead: what remains is each one's own work, and there
+\`decide\`'s input checks (an unknown operation or level, a principal without a \`ScopeSet\`, a
+resource of another kind), its 404/403 distinction and its export check weigh more. Shown, not
+judged: ${loopedRatio}.
+
+| candidate | per decision | vs the floor |
+| --- | --- | --- |
+${table(decision.catalogue.looped, find(decision.catalogue.looped, 'hand-written'))}
 
 The peers encode one rule — \`max(public level, min(user level, scope ceiling)) ≥ X\` — over a
 rotating mix of 400 allowed and denied dataset requests; the agreement test checks them too.

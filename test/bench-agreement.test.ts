@@ -5,6 +5,7 @@ import {
   type DecisionLibrary,
   decideCandidate,
   floorCandidate,
+  precomputedCandidate,
 } from '../bench/decision-mix.js'
 import {
   baselineCandidate,
@@ -64,19 +65,27 @@ describe('the catalogue mix', () => {
     expect(mix.some((r) => r.restrictions === undefined && OPERATIONS[r.operation].dataContent)).toBe(true)
   })
 
-  test('decide and the floor answer every request as the rule does', () => {
+  test('decide, the floor and the precomputed answers agree with the rule on every request', () => {
     const core = decideCandidate(library, mix)
     const floor = floorCandidate(mix)
+    const precomputed = precomputedCandidate(mix)
     expect(mix.map((_, i) => core(i).allowed)).toEqual(truth)
-    expect(mix.map((_, i) => floor(i))).toEqual(truth)
+    expect(mix.map((_, i) => floor(i) !== false)).toEqual(truth)
+    expect(mix.map((_, i) => precomputed(i))).toEqual(truth)
   })
 
-  test('an allowed capped export carries its caps', () => {
+  test('an allowed capped export carries its caps, in decide and in the floor', () => {
     const core = decideCandidate(library, mix)
+    const floor = floorCandidate(mix)
+    let capped = 0
     mix.forEach((request, i) => {
       const decision = core(i)
-      if (decision.allowed && request.restrictions !== undefined)
+      if (decision.allowed && request.restrictions !== undefined) {
+        capped++
         expect(decision.limits).toEqual(request.restrictions)
+        expect(floor(i)).toBe(request.restrictions)
+      } else if (decision.allowed) expect(floor(i)).toBe(true)
     })
+    expect(capped).toBeGreaterThan(50)
   })
 })

@@ -1,4 +1,9 @@
-import { type ExportRestrictions, permitsExport, sizeViolation } from '../restrictions/export-restrictions.js'
+import {
+  type ExportRestrictions,
+  permittedExport,
+  type RestrictionState,
+  sizeViolation,
+} from '../restrictions/export-restrictions.js'
 import { type Allow, type Decision, type Deny, deny, type ExportLimits } from './decision.js'
 import { PUBLIC_DATASET_LEVELS, PUBLIC_WORKFLOW_LEVELS } from './levels.js'
 import {
@@ -9,7 +14,7 @@ import {
   scopeForNeed,
 } from './operations.js'
 import type { Principal } from './principal.js'
-import type { OrganizationResource, Resource } from './resources.js'
+import type { DatasetResource, OrganizationResource, Resource } from './resources.js'
 import { ScopeSet } from './scopes.js'
 
 /** Facts about the request that some decisions depend on. */
@@ -34,13 +39,14 @@ const INSUFFICIENT_ACCESS = deny('insufficient_access')
 const EXPORT_RESTRICTED = deny('export_restricted')
 
 // Level names to ranks, and operation names to their compiled entries, by switches on string
-// literals: V8 compares an interned constant by identity. The cases spell out levels.ts's lists and
+// literals: V8 compares an interned constant by identity. On the catalogue mix this measured faster
+// than a table indexed by a hash of the name, a Map or an object keyed by the names
+// (bench/decision-mix.ts, on the built package). The cases spell out levels.ts's lists and
 // OPERATION_NAMES; tests check that they cover exactly those lists, in order. Cases read from the
 // lists (`case DATASET_LEVELS[0]:`) cost a load and a full string compare each in the bundle hosts
-// run, where esbuild turns a module's top-level `const` into a `var`: a gain measured on the built
-// package by bench/decision-mix.ts (its uncapped requests). Anything else is undefined, which
+// run, where esbuild turns a module's top-level `const` into a `var`. Anything else ranks -1, which
 // every caller treats as a denial.
-function datasetRank(level: unknown): number | undefined {
+function datasetRank(level: unknown): number {
   switch (level) {
     case 'none':
       return 0
@@ -52,13 +58,11 @@ function datasetRank(level: unknown): number | undefined {
       return 3
     case 'edit':
       return 4
-    // Stryker disable next-line ConditionalExpression: equivalent because a switch that matches no case returns undefined anyway
-    default:
-      return undefined
   }
+  return -1
 }
 
-function workflowRank(level: unknown): number | undefined {
+function workflowRank(level: unknown): number {
   switch (level) {
     case 'none':
       return 0
@@ -66,21 +70,16 @@ function workflowRank(level: unknown): number | undefined {
       return 1
     case 'write':
       return 2
-    // Stryker disable next-line ConditionalExpression: equivalent because a switch that matches no case returns undefined anyway
-    default:
-      return undefined
   }
+  return -1
 }
 
 // The public lists are prefixes of the full ones (the top level is never public).
-function publicRank(rank: number | undefined, publicLevels: readonly unknown[]): number | undefined {
-  // Stryker disable next-line ConditionalExpression: equivalent because undefined < n is false, which also answers undefined
-  return rank !== undefined && rank < publicLevels.length ? rank : undefined
-}
+const PUBLIC_DATASET_COUNT = PUBLIC_DATASET_LEVELS.length
+const PUBLIC_WORKFLOW_COUNT = PUBLIC_WORKFLOW_LEVELS.length
 
 // The catalogue compiled for the hot path: ranks instead of level names, and the shared frozen
-// answers each operation can give, so a decision is a few compares and allocates nothing unless
-// export limits apply.
+// answers each operation can give, so a decision is a few compares and allocates nothing.
 /** @internal */
 export interface CompiledOperation {
   readonly operation: Operation
@@ -89,18 +88,21 @@ export interface CompiledOperation {
   readonly needRank: number
   readonly allow: Allow
   readonly scopeDenial: Deny
-  /** The allows carrying the caps of each dataset's restrictions, made on first use. */
-  readonly cappedAllows: WeakMap<ExportRestrictions, Allow>
+  /**
+   * Data-content operations only: the slot of the restrictions' state where the allow under their
+   * caps is kept (-1 for every other operation, which no restriction concerns).
+   */
+  readonly contentSlot: number
 }
 
-function compile(operation: Operation): CompiledOperation {
+function compile(operation: Operation, index: number): CompiledOperation {
   const spec: OperationSpec = OPERATIONS[operation]
   const need = spec.need
   const needRank =
     need.kind === 'dataset'
-      ? datasetRank(need.level)!
+      ? datasetRank(need.level)
       : need.kind === 'workflow'
-        ? workflowRank(need.level)!
+        ? workflowRank(need.level)
         : // Ranked like the organization family's scopes: read 1, write 2 (ScopeSet.organizationCeiling).
           need.scope === 'organization.write'
           ? 2
@@ -112,7 +114,7 @@ function compile(operation: Operation): CompiledOperation {
     needRank,
     allow: Object.freeze({ allowed: true, operation, dataContent: spec.dataContent }),
     scopeDenial: deny('insufficient_scope', scopeForNeed(need)),
-    cappedAllows: new WeakMap(),
+    contentSlot: spec.dataContent ? index : -1,
   }
 }
 
@@ -191,46 +193,35 @@ export function decideRequest(
   const compiled = compiledOperation(operation)
   const scopes = principal?.scopes
   if (compiled === undefined || !(scopes instanceof ScopeSet) || resource == null) return INVALID_INPUT
-  if (resource.kind !== compiled.kind) return INVALID_INPUT
-  switch (resource.kind) {
-    case 'dataset': {
-      const denial = decideLeveled(
-        compiled,
-        publicRank(datasetRank(resource.publicLevel), PUBLIC_DATASET_LEVELS),
-        resource.userLevel === undefined ? 0 : datasetRank(resource.userLevel),
-        scopes.datasetCeiling,
-      )
-      if (denial !== undefined) return denial
-      const restrictions = resource.exportRestrictions
-      if (!compiled.spec.dataContent || restrictions === undefined) return compiled.allow
-      return decideExport(compiled, restrictions, request)
-    }
-    case 'workflow':
-      return (
-        decideLeveled(
-          compiled,
-          publicRank(workflowRank(resource.publicLevel), PUBLIC_WORKFLOW_LEVELS),
-          resource.userLevel === undefined ? 0 : workflowRank(resource.userLevel),
-          scopes.workflowCeiling,
-        ) ?? compiled.allow
-      )
-    case 'organization':
-      return decideOrganization(compiled, resource, scopes)
+  const kind = resource.kind
+  if (kind !== compiled.kind) return INVALID_INPUT
+  let publicRank: number
+  let userRank: number
+  let ceiling: number
+  if (kind === 'dataset') {
+    publicRank = datasetRank(resource.publicLevel)
+    if (publicRank >= PUBLIC_DATASET_COUNT) publicRank = -1
+    userRank = resource.userLevel === undefined ? 0 : datasetRank(resource.userLevel)
+    ceiling = scopes.datasetCeiling
+  } else if (kind === 'workflow') {
+    publicRank = workflowRank(resource.publicLevel)
+    if (publicRank >= PUBLIC_WORKFLOW_COUNT) publicRank = -1
+    userRank = resource.userLevel === undefined ? 0 : workflowRank(resource.userLevel)
+    ceiling = scopes.workflowCeiling
+  } else {
+    return decideOrganization(compiled, resource, scopes)
   }
-}
-
-function decideLeveled(
-  compiled: CompiledOperation,
-  publicLevel: number | undefined,
-  userLevel: number | undefined,
-  ceiling: number,
-): Deny | undefined {
-  if (publicLevel === undefined || userLevel === undefined) return INVALID_INPUT
+  if (publicRank < 0 || userRank < 0) return INVALID_INPUT
   const need = compiled.needRank
-  const effective = Math.max(publicLevel, Math.min(userLevel, ceiling))
-  if (effective === 0) return NOT_FOUND
-  if (effective >= need) return undefined
-  return userLevel >= need ? compiled.scopeDenial : INSUFFICIENT_ACCESS
+  const effective = Math.max(publicRank, Math.min(userRank, ceiling))
+  if (effective < need) {
+    if (effective === 0) return NOT_FOUND
+    return userRank >= need ? compiled.scopeDenial : INSUFFICIENT_ACCESS
+  }
+  // Only data-content operations, all on datasets, pass the dataset's export restrictions.
+  if (compiled.contentSlot < 0) return compiled.allow
+  const restrictions = (resource as DatasetResource).exportRestrictions
+  return restrictions === undefined ? compiled.allow : decideExport(compiled, restrictions, request)
 }
 
 function decideExport(
@@ -240,13 +231,22 @@ function decideExport(
 ): Decision {
   // Raw, uncompiled restrictions cannot be trusted to mean what the host intended: denied. The
   // size is checked even when none is declared: a cap of 0 blocks every export outright.
-  if (!permitsExport(restrictions, request?.clientAddress, request?.size)) return EXPORT_RESTRICTED
+  const state = permittedExport(restrictions, request)
+  if (state === undefined) return EXPORT_RESTRICTED
   // An allow under caps depends on the operation and the restrictions alone (both immutable): made
-  // once per pair and shared, an allowed export allocates nothing, a gain measured by `npm run bench`.
-  return compiled.cappedAllows.get(restrictions) ?? cappedAllow(compiled, restrictions)
+  // once per pair and kept in the restrictions' state, an allowed export allocates nothing and
+  // looks nothing up by the restrictions (a WeakMap did: a gain on capped decisions measured by
+  // `npm run bench`).
+  return (
+    (state.derived[compiled.contentSlot] as Allow | undefined) ?? cappedAllow(compiled, restrictions, state)
+  )
 }
 
-function cappedAllow(compiled: CompiledOperation, restrictions: ExportRestrictions): Allow {
+function cappedAllow(
+  compiled: CompiledOperation,
+  restrictions: ExportRestrictions,
+  state: RestrictionState,
+): Allow {
   const { maxBytes, maxRecords } = restrictions
   let allow = compiled.allow
   if (maxBytes !== undefined || maxRecords !== undefined) {
@@ -261,7 +261,7 @@ function cappedAllow(compiled: CompiledOperation, restrictions: ExportRestrictio
       limits: Object.freeze(limits),
     })
   }
-  compiled.cappedAllows.set(restrictions, allow)
+  state.derived[compiled.contentSlot] = allow
   return allow
 }
 

@@ -15,7 +15,7 @@ import { OPERATION_NAMES, OPERATIONS } from '../../src/decisions/operations.js'
 import { ANONYMOUS, type Principal } from '../../src/decisions/principal.js'
 import type { Resource } from '../../src/decisions/resources.js'
 import { parseScopes } from '../../src/decisions/scopes.js'
-import { compileExportRestrictions } from '../../src/restrictions/export-restrictions.js'
+import { combineRestrictions, compileExportRestrictions } from '../../src/restrictions/export-restrictions.js'
 
 function principal(scopes: string): Principal {
   return { kind: 'token', userId: 'bob', scopes: parseScopes(scopes), tokenId: 't1', tokenKind: 'api' }
@@ -377,6 +377,68 @@ describe('export restrictions in the decision (contract §7, §8; design §5)', 
       )
       // Exactly these keys: an adapter meters every cap present, so an empty one must not appear.
       expect(decision).toStrictEqual({ allowed: true, operation: 'table.read', dataContent: true, ...caps })
+    },
+  )
+
+  test('an allow under caps is made once per operation and restrictions, then shared', () => {
+    const restrictions = compileExportRestrictions({ maxRecords: 7 })
+    const resource: Resource = { kind: 'dataset', publicLevel: 'data', exportRestrictions: restrictions }
+    const allows = (['table.read', 'query.run', 'export.create'] as const).map((operation) => {
+      const first = decide({ principal: reader, operation, resource })
+      // The same frozen value the second time: an allowed export allocates nothing.
+      expect(decide({ principal: reader, operation, resource })).toBe(first)
+      expect(first).toStrictEqual({ allowed: true, operation, dataContent: true, limits: { maxRecords: 7 } })
+      expect(Object.isFrozen(first)).toBe(true)
+      return first
+    })
+    // Each operation its own: one restrictions' allows never answer for another operation.
+    expect(new Set(allows).size).toBe(3)
+    // Other restrictions with other caps get their own allow, never the first one's.
+    const other: Resource = { ...resource, exportRestrictions: compileExportRestrictions({ maxBytes: 9 }) }
+    expect(decide({ principal: reader, operation: 'table.read', resource: other })).toStrictEqual({
+      allowed: true,
+      operation: 'table.read',
+      dataContent: true,
+      limits: { maxBytes: 9 },
+    })
+  })
+
+  test.each([
+    ['a record cap of 0', { maxRecords: 0 }],
+    ['a byte cap of 0 beside a record cap', { maxBytes: 0, maxRecords: 5 }],
+  ])('%s refuses an export that declares no size, with no request facts at all', (_name, input) => {
+    const resource = restricted(input)
+    expect(outcome(decide({ principal: reader, operation: 'query.run', resource }))).toBe(
+      '403 export_restricted',
+    )
+    expect(
+      outcome(
+        decide({ principal: reader, operation: 'query.run', resource, request: { size: { records: 0 } } }),
+      ),
+    ).toBe('403 export_restricted')
+  })
+
+  test('combined restrictions keep a cap of 0 that one of them has', () => {
+    const resource: Resource = {
+      kind: 'dataset',
+      publicLevel: 'data',
+      exportRestrictions: combineRestrictions(
+        compileExportRestrictions({ maxRecords: 5 }),
+        compileExportRestrictions({ maxRecords: 0 }),
+      ),
+    }
+    expect(outcome(decide({ principal: reader, operation: 'table.read', resource }))).toBe(
+      '403 export_restricted',
+    )
+  })
+
+  test.each([null, 5, 'maxRecords=5', true])(
+    'restrictions that are not an object (%j) are denied, never a throw',
+    (exportRestrictions) => {
+      const resource = { kind: 'dataset', publicLevel: 'data', exportRestrictions } as never
+      expect(outcome(decide({ principal: reader, operation: 'export.create', resource }))).toBe(
+        '403 export_restricted',
+      )
     },
   )
 
