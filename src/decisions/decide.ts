@@ -1,5 +1,7 @@
 import {
+  derivedValue,
   type ExportRestrictions,
+  keepDerived,
   permittedExport,
   type RestrictionState,
   sizeViolation,
@@ -214,7 +216,8 @@ export function decideRequest(
   if (publicRank < 0 || userRank < 0) return INVALID_INPUT
   const need = compiled.needRank
   const effective = Math.max(publicRank, Math.min(userRank, ceiling))
-  if (effective < need) {
+  // Written so that NaN (a ceiling that is not a number, on a forged or altered ScopeSet) denies.
+  if (!(effective >= need)) {
     if (effective === 0) return NOT_FOUND
     return userRank >= need ? compiled.scopeDenial : INSUFFICIENT_ACCESS
   }
@@ -238,7 +241,8 @@ function decideExport(
   // looks nothing up by the restrictions (a WeakMap did: a gain on capped decisions measured by
   // `npm run bench`).
   return (
-    (state.derived[compiled.contentSlot] as Allow | undefined) ?? cappedAllow(compiled, restrictions, state)
+    (derivedValue(state, compiled.contentSlot) as Allow | undefined) ??
+    cappedAllow(compiled, restrictions, state)
   )
 }
 
@@ -261,8 +265,7 @@ function cappedAllow(
       limits: Object.freeze(limits),
     })
   }
-  state.derived[compiled.contentSlot] = allow
-  return allow
+  return keepDerived(state, compiled.contentSlot, allow)
 }
 
 function decideOrganization(

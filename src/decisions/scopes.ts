@@ -99,6 +99,8 @@ export class ScopeSet {
     this.datasetCeiling = ceiling(effective, DATASET_FAMILY)
     this.workflowCeiling = ceiling(effective, WORKFLOW_FAMILY)
     this.organizationCeiling = ceiling(effective, ORGANIZATION_FAMILY)
+    // Frozen: a ceiling changed after parsing would change what the set grants.
+    Object.freeze(this)
   }
 
   /** @internal */

@@ -34,18 +34,46 @@ export interface ExportSize {
 // to JSON, spreading and deep equality, so compiled restrictions still look like data.
 const compiledState = Symbol('data-access-policy.exportRestrictions')
 
-/** @internal What compiled restrictions carry besides their fields. */
-export interface RestrictionState {
+/** @internal The value kept in `slot` of compiled restrictions' state, if any. */
+// Assigned by RestrictionState's static block, the only code that reaches its private slots.
+export let derivedValue: (state: RestrictionState, slot: number) => unknown
+/** @internal Keeps `value` in `slot` unless one is kept there already; answers the kept value. */
+export let keepDerived: <T>(state: RestrictionState, slot: number, value: T) => T
+
+/**
+ * @internal What compiled restrictions carry besides their fields: frozen, and bound to the one
+ * object it was made for (an object inheriting it, or a copy made from property descriptors, is
+ * raw input to every check).
+ */
+export class RestrictionState {
+  readonly owner: ExportRestrictions
   readonly allowList: AllowList | undefined
   /** A cap of 0: every export is blocked, even one that declares no size. */
   readonly blocksAll: boolean
-  /**
-   * Values a caller derives from these restrictions alone, made once and kept with them: `decide`
-   * keeps its allows under the caps here, one slot per data-content operation, so that an allowed
-   * export allocates nothing and needs no lookup keyed by the restrictions (a WeakMap costs more
-   * than the rest of a capped decision, as `npm run bench` measured on the catalogue mix).
-   */
-  readonly derived: unknown[]
+  // Values a caller derives from these restrictions alone, made once and kept with them: `decide`
+  // keeps its allows under the caps here, one slot per data-content operation, so that an allowed
+  // export allocates nothing and needs no lookup keyed by the restrictions (a WeakMap costs more
+  // than the rest of a capped decision, as `npm run bench` measured on the catalogue mix). Private,
+  // written once, and read and written only through this module's functions: code that reaches
+  // the state through its symbol can neither read nor plant a value.
+  readonly #derived: unknown[] = []
+
+  constructor(owner: ExportRestrictions, allowList: AllowList | undefined) {
+    this.owner = owner
+    this.allowList = allowList
+    this.blocksAll = owner.maxBytes === 0 || owner.maxRecords === 0
+    Object.freeze(this)
+  }
+
+  static {
+    derivedValue = (state, slot) => state.#derived[slot]
+    keepDerived = (state, slot, value) => {
+      const kept = state.#derived[slot]
+      if (kept !== undefined) return kept as typeof value
+      state.#derived[slot] = value
+      return value
+    }
+  }
 }
 
 interface Compiled extends ExportRestrictions {
@@ -207,7 +235,9 @@ export function permittedExport(
     typeof restrictions === 'object' && restrictions !== null
       ? (restrictions as Partial<Compiled>)[compiledState]
       : undefined
-  if (state === undefined) return undefined
+  // Its own state only: an object inheriting compiled restrictions, or a copy of their property
+  // descriptors, carries the state of another object and caps of its own.
+  if (state === undefined || state.owner !== restrictions) return undefined
   const list = state.allowList
   if (list !== undefined && !list.allows(facts?.clientAddress)) return undefined
   // Without a declared size only a cap of 0 can refuse, which compilation already knows: the caps
@@ -295,11 +325,7 @@ function validate(input: unknown): ValidationResult {
 }
 
 function brand(fields: ExportRestrictions, allowList: AllowList | undefined): Compiled {
-  const state: RestrictionState = {
-    allowList,
-    blocksAll: fields.maxBytes === 0 || fields.maxRecords === 0,
-    derived: [],
-  }
+  const state = new RestrictionState(fields, allowList)
   Object.defineProperty(fields, compiledState, { value: state })
   return Object.freeze(fields) as Compiled
 }

@@ -14,8 +14,12 @@ import {
 import { OPERATION_NAMES, OPERATIONS } from '../../src/decisions/operations.js'
 import { ANONYMOUS, type Principal } from '../../src/decisions/principal.js'
 import type { Resource } from '../../src/decisions/resources.js'
-import { parseScopes } from '../../src/decisions/scopes.js'
-import { combineRestrictions, compileExportRestrictions } from '../../src/restrictions/export-restrictions.js'
+import { parseScopes, ScopeSet } from '../../src/decisions/scopes.js'
+import {
+  combineRestrictions,
+  compileExportRestrictions,
+  type ExportRestrictions,
+} from '../../src/restrictions/export-restrictions.js'
 
 function principal(scopes: string): Principal {
   return { kind: 'token', userId: 'bob', scopes: parseScopes(scopes), tokenId: 't1', tokenKind: 'api' }
@@ -441,6 +445,66 @@ describe('export restrictions in the decision (contract §7, §8; design §5)', 
       )
     },
   )
+
+  test('restrictions inheriting or copying compiled ones are raw input: denied, and the originals keep their caps', () => {
+    const compiled = compileExportRestrictions({ maxRecords: 5 })
+    const inheriting = Object.create(compiled, { maxRecords: { value: 1e9 } }) as ExportRestrictions
+    const copied = Object.defineProperties(
+      {},
+      { ...Object.getOwnPropertyDescriptors(compiled), maxRecords: { value: undefined, enumerable: true } },
+    ) as ExportRestrictions
+    for (const exportRestrictions of [inheriting, copied]) {
+      const resource: Resource = { kind: 'dataset', publicLevel: 'data', exportRestrictions }
+      expect(outcome(decide({ principal: reader, operation: 'export.create', resource }))).toBe(
+        '403 export_restricted',
+      )
+    }
+    const resource: Resource = { kind: 'dataset', publicLevel: 'data', exportRestrictions: compiled }
+    expect(decide({ principal: reader, operation: 'export.create', resource })).toMatchObject({
+      allowed: true,
+      limits: { maxRecords: 5 },
+    })
+  })
+
+  test('the state compiled restrictions carry is frozen and offers no way to plant an allow', () => {
+    const compiled = compileExportRestrictions({ maxRecords: 5 })
+    const [symbol] = Object.getOwnPropertySymbols(compiled)
+    const state = (compiled as unknown as Record<symbol, object>)[symbol!]!
+    expect(Object.isFrozen(state)).toBe(true)
+    // Nothing callable on the state or its class: the kept allows are private to the module.
+    const reachable = [
+      ...Object.getOwnPropertyNames(Object.getPrototypeOf(state)),
+      ...Object.getOwnPropertyNames(state.constructor),
+    ].filter(
+      (name) =>
+        typeof (state as Record<string, unknown>)[name] === 'function' ||
+        typeof (state.constructor as unknown as Record<string, unknown>)[name] === 'function',
+    )
+    expect(reachable).toEqual(['constructor'])
+    const resource: Resource = { kind: 'dataset', publicLevel: 'data', exportRestrictions: compiled }
+    expect(decide({ principal: reader, operation: 'table.read', resource })).toStrictEqual({
+      allowed: true,
+      operation: 'table.read',
+      dataContent: true,
+      limits: { maxRecords: 5 },
+    })
+  })
+
+  test.each([
+    ['a ScopeSet-like object without ceilings', () => Object.create(ScopeSet.prototype) as ScopeSet],
+  ])('a principal with %s is denied, never allowed', (_name, scopes) => {
+    const forged = { kind: 'token', scopes: scopes() } as Principal
+    for (const operation of ['table.read', 'dataset.delete'] as const)
+      for (const publicLevel of ['none', 'data'] as const)
+        expect(
+          decide({
+            principal: forged,
+            operation,
+            resource: { kind: 'dataset', publicLevel, userLevel: 'edit' },
+          }).allowed,
+        ).toBe(false)
+    expect(Object.isFrozen(parseScopes('data.data'))).toBe(true)
+  })
 
   test('raw, uncompiled restrictions are denied rather than trusted', () => {
     const resource = {
