@@ -34,8 +34,8 @@ export interface ExportSize {
 // to JSON, spreading and deep equality, so compiled restrictions still look like data.
 const compiledState = Symbol('data-access-policy.exportRestrictions')
 
+// Both assigned by RestrictionState's static block, the only code that reaches its private slots.
 /** @internal The value kept in `slot` of compiled restrictions' state, if any. */
-// Assigned by RestrictionState's static block, the only code that reaches its private slots.
 export let derivedValue: (state: RestrictionState, slot: number) => unknown
 /** @internal Keeps `value` in `slot` unless one is kept there already; answers the kept value. */
 export let keepDerived: <T>(state: RestrictionState, slot: number, value: T) => T
