@@ -7,7 +7,8 @@ export type BearerCredentials =
   /** A syntactically valid bearer token. */
   | { readonly kind: 'token'; readonly token: string }
 
-const NONE: BearerCredentials = Object.freeze({ kind: 'none' })
+/** @internal No credentials of the scheme asked for. */
+export const NONE: BearerCredentials = Object.freeze({ kind: 'none' })
 const MALFORMED: BearerCredentials = Object.freeze({ kind: 'malformed' })
 
 // RFC 9110 §5.6.2 tchar, indexed by char code.
@@ -42,11 +43,12 @@ const SP = 0x20
 
 const BEARER = 'bearer'
 
-// Case-insensitive match of the first six characters against `bearer`, without allocating: OR-ing
-// 0x20 lower-cases ASCII letters, and every other tchar that could collide is not a letter.
-function isBearerScheme(value: string): boolean {
-  for (let k = 0; k < 6; k++) {
-    if ((value.charCodeAt(k) | 0x20) !== BEARER.charCodeAt(k)) return false
+// Case-insensitive match of the scheme's characters (lower case, letters only) at the start of
+// `value`, without allocating: OR-ing 0x20 lower-cases ASCII letters, and every other tchar that
+// could collide is not a letter.
+function isScheme(value: string, scheme: string): boolean {
+  for (let k = 0; k < scheme.length; k++) {
+    if ((value.charCodeAt(k) | 0x20) !== scheme.charCodeAt(k)) return false
   }
   return true
 }
@@ -69,12 +71,21 @@ function isTchar(code: number): boolean {
  * parseBearerHeader('Bearer\tabc') // { kind: 'malformed' }
  */
 export function parseBearerHeader(value: string): BearerCredentials {
+  return parseSchemeToken(value, BEARER)
+}
+
+/**
+ * @internal Parses one `Authorization` value for one token scheme (`scheme` in lower case: `bearer`,
+ * `dpop`): the scheme in any case, one or more SP (never tab or NBSP), a b64token (RFC 6750 §2.1,
+ * RFC 9449 §7.1's token68 for these tokens) and nothing else. Another scheme is `none`.
+ */
+export function parseSchemeToken(value: string, scheme: string): BearerCredentials {
   const length = value.length
   let i = 0
   // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
   while (i < length && isTchar(value.charCodeAt(i))) i++
   if (i === 0) return MALFORMED
-  if (i !== 6 || !isBearerScheme(value)) return NONE
+  if (i !== scheme.length || !isScheme(value, scheme)) return NONE
   let start = i
   // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing
   while (start < length && value.charCodeAt(start) === SP) start++

@@ -8,7 +8,7 @@ import { type DpopProofRequest, verifyDpopProof } from '../dpop/dpop-proof.js'
 import type { DpopNonces } from '../dpop/nonces.js'
 import type { DpopReplayCache } from '../dpop/replay-cache.js'
 import { DpopProofError } from '../errors.js'
-import { isB64TokenAt } from './bearer.js'
+import { type BearerCredentials, NONE, parseSchemeToken } from './bearer.js'
 import { errorDescription } from './http-denial.js'
 
 /** How a policy checks DPoP proofs: compiled once from its `dpop` option. Internal to the package. */
@@ -26,17 +26,8 @@ export interface DpopCheck {
   readonly base: () => string | undefined | null
 }
 
-/** What the `DPoP` scheme of one `Authorization` value carries. */
-export type DpopCredentials =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'malformed' }
-  | { readonly kind: 'token'; readonly token: string }
-
-const NONE: DpopCredentials = Object.freeze({ kind: 'none' })
-const MALFORMED: DpopCredentials = Object.freeze({ kind: 'malformed' })
-const DPOP = 'dpop'
-// RFC 9110 §5.6.2 tchar: what may continue a scheme's name.
-const TCHAR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]$/
+/** What the `DPoP` scheme of one `Authorization` value carries: what the `Bearer` one does. */
+export type DpopCredentials = BearerCredentials
 
 /**
  * Parses one `Authorization` value for the `DPoP` scheme (RFC 9449 §7.1): `DPoP` in any case, one
@@ -47,13 +38,8 @@ const TCHAR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]$/
  * parseDpopHeader('Bearer dao_…') // { kind: 'none' }
  */
 export function parseDpopHeader(value: string): DpopCredentials {
-  if (typeof value !== 'string' || value.length < 4 || value.slice(0, 4).toLowerCase() !== DPOP) return NONE
-  // A longer scheme (`DPoPx …`) is another scheme; `DPoP` and anything but SP is malformed.
-  if (TCHAR.test(value.charAt(4))) return NONE
-  let start = 4
-  while (start < value.length && value.charCodeAt(start) === 0x20) start++
-  if (start === 4 || !isB64TokenAt(value, start)) return MALFORMED
-  return { kind: 'token', token: value.slice(start) }
+  // A value a store or adapter handed over that is not a string carries no DPoP credentials.
+  return typeof value === 'string' ? parseSchemeToken(value, 'dpop') : NONE
 }
 
 /** The request facts a proof is checked against, as an adapter read them. */
