@@ -76,7 +76,10 @@ export function coreCandidate(
   return (i) => decide(inputs[i % n]!).allowed
 }
 
-/** The floor: a hand-written `Set.has` and integer compares. */
+/**
+ * The rule in plain code on the peers' numeric levels: a `Set.has` and integer compares, reading
+ * nothing a host would have to map first. The loop around the candidates, not a floor.
+ */
 export function baselineCandidate(mix: readonly MixRequest[]): (i: number) => boolean {
   const sets = CEILING_SCOPES.map((_, ceiling) => new Set(SCOPE_FOR_LEVEL.slice(0, ceiling)))
   const requests = mix.map((r) => ({

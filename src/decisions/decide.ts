@@ -120,8 +120,10 @@ function compile(operation: Operation, index: number): CompiledOperation {
   }
 }
 
-// Index-aligned with OPERATION_NAMES.
-const COMPILED: readonly CompiledOperation[] = Object.freeze(OPERATION_NAMES.map(compile))
+// Index-aligned with OPERATION_NAMES. Not frozen: an element of a frozen array is read through a
+// slower path, ~2 ns of every decision (measured on the built package, one request repeated). The
+// array never leaves this module.
+const COMPILED: readonly CompiledOperation[] = OPERATION_NAMES.map(compile)
 
 /** @internal The compiled catalogue entry of an operation name, or undefined. */
 export function compiledOperation(operation: unknown): CompiledOperation | undefined {
