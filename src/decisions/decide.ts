@@ -17,7 +17,7 @@ import {
 } from './operations.js'
 import type { Principal } from './principal.js'
 import type { DatasetResource, OrganizationResource, Resource } from './resources.js'
-import { ScopeSet } from './scopes.js'
+import { isScopeSet, type ScopeSet } from './scopes.js'
 
 /** Facts about the request that some decisions depend on. */
 export interface RequestFacts {
@@ -181,7 +181,14 @@ export function compiledOperation(operation: unknown): CompiledOperation | undef
  */
 export function decide(input: DecideInput): Decision {
   if (input == null) return INVALID_INPUT
-  return decideRequest(input.principal, input.operation, input.resource, input.request)
+  try {
+    return decideRequest(input.principal, input.operation, input.resource, input.request)
+  } catch {
+    // A getter or a Proxy of the host's that throws: the input cannot be evaluated, so it is
+    // denied like any other it cannot evaluate. The policy's guard, which reports errors to its
+    // hook, calls decideRequest and turns a throw into a 503 told to `onError`.
+    return INVALID_INPUT
+  }
 }
 
 /**
@@ -196,7 +203,7 @@ export function decideRequest(
 ): Decision {
   const compiled = compiledOperation(operation)
   const scopes = principal?.scopes
-  if (compiled === undefined || !(scopes instanceof ScopeSet) || resource == null) return INVALID_INPUT
+  if (compiled === undefined || !isScopeSet(scopes) || resource == null) return INVALID_INPUT
   const kind = resource.kind
   if (kind !== compiled.kind) return INVALID_INPUT
   let publicRank: number
@@ -205,12 +212,14 @@ export function decideRequest(
   if (kind === 'dataset') {
     publicRank = datasetRank(resource.publicLevel)
     if (publicRank >= PUBLIC_DATASET_COUNT) publicRank = -1
-    userRank = resource.userLevel === undefined ? 0 : datasetRank(resource.userLevel)
+    const userLevel = resource.userLevel
+    userRank = userLevel === undefined ? 0 : datasetRank(userLevel)
     ceiling = scopes.datasetCeiling
   } else if (kind === 'workflow') {
     publicRank = workflowRank(resource.publicLevel)
     if (publicRank >= PUBLIC_WORKFLOW_COUNT) publicRank = -1
-    userRank = resource.userLevel === undefined ? 0 : workflowRank(resource.userLevel)
+    const userLevel = resource.userLevel
+    userRank = userLevel === undefined ? 0 : workflowRank(userLevel)
     ceiling = scopes.workflowCeiling
   } else {
     return decideOrganization(compiled, resource, scopes)

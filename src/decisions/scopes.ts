@@ -62,6 +62,9 @@ const SUGGESTIONS: Readonly<Record<string, Scope>> = {
   'workflow.read': 'wokflow.read',
 }
 
+// Set in the class's static block: only the class body can test for its private fields.
+let madeHere: (value: object) => boolean
+
 /**
  * An immutable set of granted scopes. It always contains `public`; {@link ScopeSet.has} honours
  * implication within a family, {@link ScopeSet.granted} lists what was granted, in contract order.
@@ -108,6 +111,10 @@ export class ScopeSet {
     return new ScopeSet(mask)
   }
 
+  static {
+    madeHere = (value) => #effectiveMask in value
+  }
+
   /** True when the scope was granted or is implied by a granted one. */
   has(scope: Scope): boolean {
     return (this.#effectiveMask & (SCOPE_BITS.get(scope) ?? 0)) !== 0
@@ -127,6 +134,15 @@ export class ScopeSet {
   toJSON(): readonly Scope[] {
     return this.granted
   }
+}
+
+/**
+ * @internal True when `value` is a {@link ScopeSet} this module made: the brand is a private field,
+ * so an object built on the class's prototype (`Object.create(ScopeSet.prototype, …)`), which
+ * `instanceof` accepts with any ceilings it declares, is not one.
+ */
+export function isScopeSet(value: unknown): value is ScopeSet {
+  return typeof value === 'object' && value !== null && madeHere(value)
 }
 
 /**

@@ -2,8 +2,8 @@
  * The token record's shape and the rules for its fields (names, reasons, ids, owners, scopes,
  * expiry), shared by the schema that reads stored records and the functions that make new ones.
  */
-import type { Scope } from '../decisions/scopes.js'
-import { parseScopes, SCOPES, ScopeSet } from '../decisions/scopes.js'
+import type { Scope, ScopeSet } from '../decisions/scopes.js'
+import { isScopeSet, parseScopes, SCOPES } from '../decisions/scopes.js'
 import { ConfigError } from '../errors.js'
 import { generateRandomBase62, type TokenKind } from './token-format.js'
 
@@ -161,7 +161,8 @@ export function normalizeName(name: unknown): string {
 
 /** The granted scopes of any accepted scope input, in canonical order. */
 export function grantedScopes(scopes: TokenScopesInput): readonly Scope[] {
-  return (scopes instanceof ScopeSet ? scopes : parseScopes(scopes)).granted
+  // A look-alike built on ScopeSet's prototype is parsed like any other input (and refused).
+  return (isScopeSet(scopes) ? scopes : parseScopes(scopes)).granted
 }
 
 /** The owner id, or a `ConfigError` naming `userId`. */

@@ -492,6 +492,15 @@ describe('export restrictions in the decision (contract §7, §8; design §5)', 
 
   test.each([
     ['a ScopeSet-like object without ceilings', () => Object.create(ScopeSet.prototype) as ScopeSet],
+    [
+      'an object built on the ScopeSet prototype that declares the highest ceilings',
+      () =>
+        Object.create(ScopeSet.prototype, {
+          datasetCeiling: { value: 4 },
+          workflowCeiling: { value: 2 },
+          organizationCeiling: { value: 2 },
+        }) as ScopeSet,
+    ],
   ])('a principal with %s is denied, never allowed', (_name, scopes) => {
     const forged = { kind: 'token', scopes: scopes() } as Principal
     for (const operation of ['table.read', 'dataset.delete'] as const)
@@ -504,6 +513,58 @@ describe('export restrictions in the decision (contract §7, §8; design §5)', 
           }).allowed,
         ).toBe(false)
     expect(Object.isFrozen(parseScopes('data.data'))).toBe(true)
+  })
+
+  test.each([
+    [
+      'a resource whose level getter throws',
+      () => ({
+        kind: 'dataset',
+        publicLevel: 'data',
+        get userLevel(): never {
+          throw new Error('lookup failed')
+        },
+      }),
+    ],
+    [
+      'a resource Proxy that throws on every read',
+      () =>
+        new Proxy(
+          {},
+          {
+            get() {
+              throw new Error('revoked')
+            },
+          },
+        ),
+    ],
+    [
+      'a revoked Proxy',
+      () => {
+        const { proxy, revoke } = Proxy.revocable({ kind: 'dataset', publicLevel: 'data' }, {})
+        revoke()
+        return proxy
+      },
+    ],
+  ])('%s is 403 invalid_input, never a throw', (_name, resource) => {
+    const input = { principal: reader, operation: 'table.read', resource: resource() as Resource } as const
+    expect(outcome(decide(input))).toBe('403 invalid_input')
+  })
+
+  test('the user level is read once: a getter cannot answer garbage to the check and a level to the rule', () => {
+    const answers = ['bogus', 'edit']
+    let reads = 0
+    const resource = {
+      kind: 'dataset',
+      publicLevel: 'none',
+      get userLevel() {
+        return answers[reads++]
+      },
+    } as Resource
+    expect(
+      outcome(decide({ principal: principal('data.edit'), operation: 'dataset.delete', resource })),
+    ).toBe('403 invalid_input')
+    expect(reads).toBe(1)
   })
 
   test('raw, uncompiled restrictions are denied rather than trusted', () => {

@@ -19,6 +19,30 @@ describe('operationSpec', () => {
   })
 })
 
+describe('the catalogue is frozen to its leaves', () => {
+  test.each(OPERATION_NAMES)('%s: its entry and its need cannot be changed', (name) => {
+    const spec = OPERATIONS[name] as { dataContent: boolean; need: { kind: string } }
+    expect(() => {
+      spec.dataContent = !spec.dataContent
+    }).toThrow(TypeError)
+    expect(() => {
+      spec.need.kind = 'organization'
+    }).toThrow(TypeError)
+    expect(() => {
+      ;(OPERATIONS as Record<string, unknown>)[name] = { need: { kind: 'dataset', level: 'overview' } }
+    }).toThrow(TypeError)
+  })
+
+  test('no operation can be added', () => {
+    expect(() => {
+      ;(OPERATIONS as Record<string, unknown>)['dataset.peek'] = {
+        need: { kind: 'dataset', level: 'overview' },
+      }
+    }).toThrow(TypeError)
+    expect(operationSpec('dataset.peek')).toBeUndefined()
+  })
+})
+
 describe('deny', () => {
   test('a denial without a scope has no scope field at all', () => {
     expect(Object.hasOwn(deny('not_found'), 'scope')).toBe(false)

@@ -4,9 +4,11 @@ import {
   formatScopes,
   impliedScopes,
   isScope,
+  isScopeSet,
   parseScopes,
   SCOPES,
   type Scope,
+  ScopeSet,
   scopeSetOf,
 } from '../../src/decisions/scopes.js'
 import { ScopeError } from '../../src/errors.js'
@@ -145,6 +147,23 @@ describe('ScopeSet', () => {
   test('equals compares granted scopes', () => {
     expect(parseScopes('data.data').equals(parseScopes('public data.data'))).toBe(true)
     expect(parseScopes('data.data').equals(parseScopes('data.edit'))).toBe(false)
+  })
+
+  test('isScopeSet accepts the sets this module made, and nothing built to look like one', () => {
+    expect(isScopeSet(parseScopes('data.data'))).toBe(true)
+    expect(isScopeSet(scopeSetOf())).toBe(true)
+    const lookAlike = Object.create(ScopeSet.prototype, { datasetCeiling: { value: 4 } })
+    expect(lookAlike instanceof ScopeSet).toBe(true)
+    for (const value of [
+      lookAlike,
+      { ...parseScopes('data.edit') },
+      null,
+      undefined,
+      4,
+      'data.edit',
+      () => 0,
+    ])
+      expect(isScopeSet(value)).toBe(false)
   })
 
   test('isScope accepts exact names only', () => {

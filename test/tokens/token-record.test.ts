@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseScopes } from '../../src/decisions/scopes.js'
+import { parseScopes, ScopeSet } from '../../src/decisions/scopes.js'
 import { ConfigError, InvalidArgumentError, ScopeError, TokenFormatError } from '../../src/errors.js'
 import { isWellFormedTokenValue, tokenKindOf } from '../../src/tokens/token-format.js'
 import { hashTokenValue } from '../../src/tokens/token-hash.js'
@@ -77,6 +77,13 @@ describe('createApiToken', () => {
     ['a ScopeSet', parseScopes('wokflow.read data.data')],
   ])('takes scopes as %s, in contract order with public first', (_, scopes) => {
     expect(apiRecord({ scopes }).scopes).toEqual(['public', 'data.data', 'wokflow.read'])
+  })
+
+  it('refuses an object built on the ScopeSet prototype: its granted list is never stored unparsed', () => {
+    const lookAlike = Object.create(ScopeSet.prototype, {
+      granted: { value: ['public', 'admin.everything'] },
+    })
+    expect(() => apiRecord({ scopes: lookAlike })).toThrow(ScopeError)
   })
 
   it('always grants public, even with no scopes', () => {
