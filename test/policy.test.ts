@@ -124,6 +124,25 @@ describe('transport (design §4)', () => {
   })
 })
 
+describe('authorize answers garbage with a denial, never a throw', () => {
+  const principal = { kind: 'token' as const, userId: 'alice', scopes: parseScopes('data.data') }
+  const dataset = { kind: 'dataset', publicLevel: 'data', userLevel: 'edit' } as const
+
+  test.each([
+    ['no principal', () => [null, 'table.read', dataset]],
+    ['an unknown operation', () => [principal, 'table.drop', dataset]],
+    ['a null resource', () => [principal, 'table.read', null]],
+  ])('%s is 403 invalid_input', (_name, args) => {
+    const policy = createAccessPolicy({ tokens: new MemoryTokenStore() })
+    const [who, operation, resource] = args() as Parameters<typeof policy.authorize>
+    expect(policy.authorize(who, operation, resource)).toMatchObject({
+      allowed: false,
+      status: 403,
+      code: 'invalid_input',
+    })
+  })
+})
+
 describe('guard', () => {
   const principal = { kind: 'token' as const, userId: 'alice', scopes: parseScopes('data.data') }
 

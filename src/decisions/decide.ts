@@ -97,6 +97,9 @@ export interface CompiledOperation {
   readonly contentSlot: number
 }
 
+// The content slot of an operation that no restriction concerns.
+const NO_SLOT = -1
+
 function compile(operation: Operation, index: number): CompiledOperation {
   const spec: OperationSpec = OPERATIONS[operation]
   const need = spec.need
@@ -116,7 +119,7 @@ function compile(operation: Operation, index: number): CompiledOperation {
     needRank,
     allow: Object.freeze({ allowed: true, operation, dataContent: spec.dataContent }),
     scopeDenial: deny('insufficient_scope', scopeForNeed(need)),
-    contentSlot: spec.dataContent ? index : -1,
+    contentSlot: spec.dataContent ? index : NO_SLOT,
   }
 }
 
@@ -180,12 +183,11 @@ export function compiledOperation(operation: unknown): CompiledOperation | undef
  * // → { allowed: false, status: 403, code: 'insufficient_scope', scope: 'data.metadata', … }
  */
 export function decide(input: DecideInput): Decision {
-  if (input == null) return INVALID_INPUT
   try {
     return decideRequest(input.principal, input.operation, input.resource, input.request)
   } catch {
-    // A getter or a Proxy of the host's that throws: the input cannot be evaluated, so it is
-    // denied like any other it cannot evaluate. The policy's guard, which reports errors to its
+    // No input at all, or a getter or a Proxy of the host's that throws: the input cannot be
+    // evaluated, so it is denied like any other it cannot evaluate. The policy's guard, which reports errors to its
     // hook, calls decideRequest and turns a throw into a 503 told to `onError`.
     return INVALID_INPUT
   }
@@ -233,7 +235,7 @@ export function decideRequest(
     return userRank >= need ? compiled.scopeDenial : INSUFFICIENT_ACCESS
   }
   // Only data-content operations, all on datasets, pass the dataset's export restrictions.
-  if (compiled.contentSlot < 0) return compiled.allow
+  if (compiled.contentSlot === NO_SLOT) return compiled.allow
   const restrictions = (resource as DatasetResource).exportRestrictions
   return restrictions === undefined ? compiled.allow : decideExport(compiled, restrictions, request)
 }

@@ -19,7 +19,7 @@ export interface OperationSpec {
  * The operation catalogue: every operation the policy decides, with what it needs and whether its
  * response carries data content. Names are the reference names of docs/concepts.md.
  */
-export const OPERATIONS = deepFrozen({
+export const OPERATIONS = {
   'dataset.list': { need: { kind: 'dataset', level: 'overview' }, dataContent: false },
   'dataset.overview': { need: { kind: 'dataset', level: 'overview' }, dataContent: false },
   'dataset.metadata': { need: { kind: 'dataset', level: 'metadata' }, dataContent: false },
@@ -35,18 +35,18 @@ export const OPERATIONS = deepFrozen({
   'workflow.run': { need: { kind: 'workflow', level: 'write' }, dataContent: false },
   'organization.read': { need: { kind: 'organization', scope: 'organization.read' }, dataContent: false },
   'organization.write': { need: { kind: 'organization', scope: 'organization.write' }, dataContent: false },
-} as const satisfies Record<string, OperationSpec>)
+} as const satisfies Record<string, OperationSpec>
 
 // Frozen to the leaves: the catalogue is shared by every policy in the process and handed out
 // (`operationSpec`, data-access-policy/testing), and an entry changed after load would change what
-// `minimalScopes`, the challenges' scopes and the MCP gate answer for every caller.
-function deepFrozen<T extends Record<string, OperationSpec>>(catalogue: T): T {
-  for (const spec of Object.values(catalogue)) {
-    Object.freeze(spec.need)
-    Object.freeze(spec)
-  }
-  return Object.freeze(catalogue)
+// `minimalScopes`, the challenges' scopes and the MCP gate answer for every caller. Statements at
+// the module's top, not a function whose mutant would fail the module's load (which the mutation
+// runner counts as a survivor rather than a failing test).
+for (const spec of Object.values(OPERATIONS)) {
+  Object.freeze(spec.need)
+  Object.freeze(spec)
 }
+Object.freeze(OPERATIONS)
 
 /** The name of an operation in the catalogue. */
 export type Operation = keyof typeof OPERATIONS

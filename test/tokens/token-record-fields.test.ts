@@ -152,3 +152,24 @@ describe('revokeToken with a reason, touchToken, rotateToken', () => {
     expect(tokenStatusOfHash(API, OTHER_HASH, NOW)).toBeUndefined()
   })
 })
+
+describe('tokenRecordSchema: dpopJkt is an RFC 7638 SHA-256 thumbprint', () => {
+  const JKT = `${'A'.repeat(20)}-_${'z9'.repeat(10)}q`
+  const REFUSED = [{ path: 'dpopJkt', message: 'must be a JWK SHA-256 thumbprint: 43 base64url characters' }]
+
+  test('43 base64url characters are accepted', () => {
+    expect(JKT).toHaveLength(43)
+    expect(issues({ ...OAUTH, dpopJkt: JKT })).toEqual([])
+  })
+
+  test.each([
+    ['42 characters', JKT.slice(1)],
+    ['44 characters', `${JKT}A`],
+    ['one character', 'A'],
+    ['a character before the thumbprint', ` ${JKT}`],
+    ['a character after it', `${JKT}.`],
+    ['a character outside base64url', `${JKT.slice(1)}=`],
+  ])('%s is refused', (_name, dpopJkt) => {
+    expect(issues({ ...OAUTH, dpopJkt })).toEqual(REFUSED)
+  })
+})
