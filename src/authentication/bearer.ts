@@ -27,9 +27,9 @@ const EQUALS = 0x3d
 /**
  * True when `value` from `start` on is exactly one b64token (RFC 6750 §2.1): the `Bearer` and `DPoP`
  * schemes' token. A table scan rather than a regular expression: faster on every request, as
- * `npm run bench` measures in process. Internal to the package.
+ * `npm run bench` measures in process.
  */
-export function isB64TokenAt(value: string, start: number): boolean {
+function isB64TokenAt(value: string, start: number): boolean {
   const length = value.length
   let i = start
   // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent because charCodeAt past the end is NaN, which matches nothing

@@ -187,8 +187,8 @@ export function decide(input: DecideInput): Decision {
     return decideRequest(input.principal, input.operation, input.resource, input.request)
   } catch {
     // No input at all, or a getter or a Proxy of the host's that throws: the input cannot be
-    // evaluated, so it is denied like any other it cannot evaluate. The policy's guard, which reports errors to its
-    // hook, calls decideRequest and turns a throw into a 503 told to `onError`.
+    // evaluated, so it is denied like any other it cannot evaluate. The policy calls decideRequest
+    // directly: there the adapters' admission turns a throw into a 503 told to `onError`.
     return INVALID_INPUT
   }
 }
